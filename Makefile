@@ -1,0 +1,65 @@
+# allocbias: two commands, each doing its own set-up.
+#   make book   execute every notebook of _toc.yml with papermill (PROFILE=default) and build the HTML book
+#   make test   run the library's tests and every notebook with the smoke profile
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PROFILE ?= default
+STAMP := $(VENV)/.installed-stamp
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help install book notebooks html test test-lib test-notebooks bench llama-server clean
+
+help:
+	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"
+	@echo "make test                          library tests + every notebook under the smoke profile"
+	@echo "make bench                         run the benchmarks (ratios measured side by side)"
+	@echo "make llama-server                  build llama-cpp-python's OpenAI server (~15-20 min, optional)"
+
+# The environment: created once, re-installed only when a requirements file changes.
+$(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
+	@touch $@
+
+install: $(STAMP)
+
+# Execute the notebooks (papermill, one profile) into build/notebooks/, then render them.
+notebooks: $(STAMP)
+	$(PY) -m allocbias.book execute --profile $(PROFILE)
+
+html: $(STAMP)
+	rm -rf _build/html _build/.doctrees
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee build/jupyter-book.log
+	@echo "The book is in _build/html/index.html"
+
+book: notebooks html
+
+test-lib: $(STAMP)
+	$(PY) -m pytest tests -m "not notebooks" -q
+
+test-notebooks: $(STAMP)
+	$(PY) -m pytest tests -m notebooks -q
+
+test: $(STAMP)
+	$(PY) -m pytest tests -q
+
+bench: $(STAMP)
+	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(PY) $$b; done
+
+llama-server: $(STAMP)
+	bash scripts/build_llama_server.sh
+
+clean:
+	rm -rf _build build .pytest_cache .hypothesis

@@ -1,0 +1,455 @@
+"""Executing the study's notebooks: parameter profiles, parameter safety and the papermill runner.
+
+The book is built in two steps (see the Makefile):
+
+1. every notebook listed in ``_toc.yml`` is executed by papermill with the parameters of a *profile*
+   (``profiles/<name>.yaml``: one mapping per notebook stem) into ``build/notebooks/``;
+2. jupyter-book renders those executed copies (it never executes anything itself).
+
+Parameter safety
+----------------
+papermill only *warns* when it is given a parameter that the notebook does not declare, and then runs with
+the defaults: a silent wrong result. This module closes that hole twice:
+
+* :func:`validate_parameters` checks a parameter mapping against the notebook's ``parameters`` cell before
+  any kernel starts (used by :func:`execute_notebook` and the ``make`` targets);
+* :func:`check_parameters`, called in the cell right after the ``parameters`` cell of every notebook,
+  compares what papermill injected with what the notebook declares, so that a plain
+  ``papermill nb.ipynb out.ipynb -p typo 1`` fails too, naming the parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "PARAMETERS_MARKER",
+    "NotebookExecutionError",
+    "UnknownParameterError",
+    "check_parameters",
+    "execute_notebook",
+    "glued_values",
+    "load_profile",
+    "notebook_parameters",
+    "repo_root",
+    "toc_notebooks",
+    "validate_parameters",
+]
+
+#: First line of every notebook's ``parameters`` cell (papermill's injected cell starts with ``# Parameters``).
+PARAMETERS_MARKER = "# Parameters: override with papermill -p NAME VALUE (profiles/*.yaml hold the book's settings)"
+_INJECTED_HEADER = "# Parameters"
+
+
+class UnknownParameterError(ValueError):
+    """A notebook was given a parameter that its ``parameters`` cell does not declare."""
+
+
+class NotebookExecutionError(RuntimeError):
+    """A notebook failed while executing; the message names the notebook and the cell."""
+
+
+def repo_root() -> Path:
+    """The repository root: ``$ALLOCBIAS_ROOT`` if set, else the folder holding ``_toc.yml`` above this file."""
+    env = os.environ.get("ALLOCBIAS_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "_toc.yml").exists() and (parent / "lib" / "allocbias").exists():
+            return parent
+    raise FileNotFoundError(
+        f"cannot find the allocbias repository root above {here}; set ALLOCBIAS_ROOT to the folder with _toc.yml"
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading a notebook's declared parameters
+# --------------------------------------------------------------------------------------------------------------
+_LITERAL_TYPES = (int, float, str, bool, type(None), list, tuple, dict)
+
+
+def _assignments(source: str, *, where: str, literals_only: bool) -> dict[str, Any]:
+    """Names assigned at top level in ``source`` with their literal values.
+
+    Raises ``ValueError`` naming ``where`` when a statement is not ``name = literal`` (and ``literals_only``).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ValueError(f"{where}: parameters cell is not valid Python: {exc}") from exc
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value_node = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value_node = node.target.id, node.value
+        else:
+            if literals_only:
+                raise ValueError(
+                    f"{where}: line {node.lineno} of the parameters cell is not a `name = literal` assignment"
+                )
+            continue
+        try:
+            values[name] = ast.literal_eval(value_node)
+        except ValueError as exc:
+            if literals_only:
+                raise ValueError(
+                    f"{where}: parameter {name!r} (line {node.lineno}) is not a literal; "
+                    "derived values belong in the next cell"
+                ) from exc
+            values[name] = None
+    return values
+
+
+def _read_notebook(path: Path) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"notebook not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid notebook JSON: {exc}") from exc
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def notebook_parameters(path: str | Path) -> dict[str, Any]:
+    """The parameters a notebook declares, with their default values.
+
+    The notebook must have exactly one code cell tagged ``parameters``; its first line is
+    :data:`PARAMETERS_MARKER` and every other statement is ``name = literal``.
+
+    Raises
+    ------
+    ValueError
+        naming the notebook when there is not exactly one ``parameters`` cell, the marker line is missing or a
+        statement is not a literal assignment.
+    """
+    path = Path(path)
+    nb = _read_notebook(path)
+    cells = [c for c in nb.get("cells", []) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{path.name}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    cell = cells[0]
+    if cell.get("cell_type") != "code":
+        raise ValueError(f"{path.name}: the cell tagged 'parameters' is not a code cell")
+    source = _source(cell)
+    if source.splitlines()[:1] != [PARAMETERS_MARKER]:
+        raise ValueError(f"{path.name}: the parameters cell must start with the line {PARAMETERS_MARKER!r}")
+    return _assignments(source, where=path.name, literals_only=True)
+
+
+def _compatible(default: Any, value: Any) -> bool:
+    """Whether ``value`` may replace ``default`` (same kind of literal; ints may stand for floats)."""
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+
+def validate_parameters(declared: Mapping[str, Any], given: Mapping[str, Any], *, notebook: str) -> None:
+    """Raise when ``given`` holds a parameter ``declared`` lacks, or one of another type.
+
+    >>> validate_parameters({"seed": 0}, {"seed": 3}, notebook="x.ipynb")
+    >>> validate_parameters({"seed": 0}, {"sed": 3}, notebook="x.ipynb")
+    Traceback (most recent call last):
+    ...
+    allocbias.book.UnknownParameterError: x.ipynb has no parameter 'sed' (declared: seed)
+    """
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        names = ", ".join(repr(u) for u in unknown)
+        noun = "parameter" if len(unknown) == 1 else "parameters"
+        raise UnknownParameterError(
+            f"{notebook} has no {noun} {names} (declared: {', '.join(sorted(declared)) or 'none'})"
+        )
+    for name, value in given.items():
+        if not _compatible(declared[name], value):
+            raise ValueError(
+                f"{notebook}: parameter {name!r} expects a {type(declared[name]).__name__} like "
+                f"{declared[name]!r}, got {type(value).__name__} {value!r}"
+            )
+
+
+def check_parameters() -> dict[str, Any]:
+    """Fail the running notebook if papermill injected a parameter its ``parameters`` cell does not declare.
+
+    Call it first thing in the cell that follows the ``parameters`` cell. It reads the kernel's input
+    history (IPython's ``In``): the last executed cell starting with :data:`PARAMETERS_MARKER` is the
+    declaration, and cells after it that start with papermill's ``# Parameters`` header are injections.
+    Returns the parameters in force (declared defaults updated with injected values). Outside IPython it does
+    nothing and returns ``{}``.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with ipykernel
+        return {}
+    shell = get_ipython()
+    if shell is None:
+        return {}
+    history = list(shell.user_ns.get("In", []))
+    declared_at = [i for i, src in enumerate(history) if src.splitlines()[:1] == [PARAMETERS_MARKER]]
+    if not declared_at:
+        raise RuntimeError(
+            "check_parameters() found no executed parameters cell: run the cell tagged 'parameters' first"
+        )
+    start = declared_at[-1]
+    declared = _assignments(history[start], where="this notebook", literals_only=False)
+    injected: dict[str, Any] = {}
+    for src in history[start + 1 :]:
+        if src.splitlines()[:1] == [_INJECTED_HEADER]:
+            injected.update(_assignments(src, where="injected parameters", literals_only=False))
+    validate_parameters(declared, injected, notebook="this notebook")
+    return {**declared, **injected}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Profiles and the table of contents
+# --------------------------------------------------------------------------------------------------------------
+def load_profile(name: str, *, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Parameters of a profile: ``profiles/<name>.yaml`` mapping notebook stem -> {parameter: value}.
+
+    Raises ``ValueError`` naming the file for an unknown profile or a malformed file.
+    """
+    root = root or repo_root()
+    path = root / "profiles" / f"{name}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in (root / "profiles").glob("*.yaml"))
+        raise ValueError(f"unknown profile {name!r}: no {path} (known profiles: {', '.join(known)})")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
+        raise ValueError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
+    return {str(k): dict(v or {}) for k, v in data.items()}
+
+
+def toc_notebooks(*, root: Path | None = None) -> list[Path]:
+    """Source notebooks (``notebooks/*.ipynb``) whose executed copies ``_toc.yml`` lists, in book order."""
+    root = root or repo_root()
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    files: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    notebooks = []
+    for entry in files:
+        entry_path = Path(entry)
+        if entry_path.parent == Path("build/notebooks"):
+            source = root / "notebooks" / f"{entry_path.name}.ipynb"
+            if not source.exists():
+                raise FileNotFoundError(f"_toc.yml lists {entry} but {source} does not exist")
+            notebooks.append(source)
+    return notebooks
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Execution
+# --------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExecutionResult:
+    notebook: Path
+    output: Path
+    parameters: dict[str, Any]
+    seconds: float
+
+
+def execute_notebook(
+    notebook: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    cwd: str | Path | None = None,
+    log_output: bool = False,
+    timeout: int | None = None,
+) -> ExecutionResult:
+    """Execute ``notebook`` with papermill into ``output`` after validating ``parameters``.
+
+    Raises
+    ------
+    UnknownParameterError
+        before starting a kernel, for a parameter the notebook does not declare.
+    NotebookExecutionError
+        naming the notebook, the failing cell (its position and execution count) and the error.
+    """
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    notebook, output = Path(notebook), Path(output)
+    parameters = dict(parameters or {})
+    validate_parameters(notebook_parameters(notebook), parameters, notebook=notebook.name)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    env_cwd = Path(cwd) if cwd is not None else repo_root()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(env_cwd),
+            log_output=log_output,
+            progress_bar=False,
+            execution_timeout=timeout,
+        )
+    except PapermillExecutionError as exc:
+        cell = _failing_cell(output, exc.exec_count)
+        raise NotebookExecutionError(
+            f"{notebook.name} failed in cell {cell} (execution count {exc.exec_count}): "
+            f"{exc.ename}: {exc.evalue}\n(executed copy with the traceback: {output})"
+        ) from exc
+    return ExecutionResult(notebook, output, parameters, time.perf_counter() - start)
+
+
+def _failing_cell(output: Path, exec_count: int | None) -> str:
+    """Describe the failing cell of an executed notebook: its 1-based position among all cells."""
+    try:
+        nb = _read_notebook(output)
+    except (FileNotFoundError, ValueError):
+        return "?"
+    for position, cell in enumerate(nb.get("cells", []), start=1):
+        if cell.get("cell_type") == "code" and cell.get("execution_count") == exec_count and exec_count:
+            first = _source(cell).strip().splitlines()[:1]
+            return f"#{position} ({first[0][:60]!r})" if first else f"#{position}"
+    return "?"
+
+
+_NUMPY_REPR = re.compile(r"^np\.(?:float|int|bool_?)\w*\((.*)\)$")
+
+
+def glued_values(path: str | Path) -> dict[str, Any]:
+    """Values glued with ``myst_nb.glue`` in an executed notebook, parsed from their ``text/plain`` form.
+
+    Numbers and other literals come back as Python values; anything else as its text.
+    """
+    nb = _read_notebook(Path(path))
+    values: dict[str, Any] = {}
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []) or []:
+            meta = out.get("metadata", {}).get("scrapbook")
+            if not meta:
+                continue
+            prefix = meta.get("mime_prefix", "")
+            text = out.get("data", {}).get(prefix + "text/plain")
+            if text is None:
+                values[meta["name"]] = None
+                continue
+            text = "".join(text) if isinstance(text, list) else text
+            match = _NUMPY_REPR.match(text.strip())
+            candidate = match.group(1) if match else text
+            try:
+                values[meta["name"]] = ast.literal_eval(candidate)
+            except (ValueError, SyntaxError):
+                values[meta["name"]] = text
+    return values
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Command line: python -m allocbias.book execute --profile smoke
+# --------------------------------------------------------------------------------------------------------------
+def _execute_all(profile: str, only: list[str] | None, out_dir: Path) -> int:
+    root = repo_root()
+    params = load_profile(profile, root=root)
+    notebooks = toc_notebooks(root=root)
+    stems = {nb.stem for nb in notebooks}
+    stray = sorted(set(params) - stems - {"_defaults"})
+    if stray:
+        raise ValueError(f"profiles/{profile}.yaml names notebooks that _toc.yml does not list: {', '.join(stray)}")
+    if only:
+        missing = sorted(set(only) - stems)
+        if missing:
+            raise ValueError(f"--only names notebooks not in _toc.yml: {', '.join(missing)}")
+        notebooks = [nb for nb in notebooks if nb.stem in only]
+    failures = []
+    total = time.perf_counter()
+    for nb in notebooks:
+        given = params.get(nb.stem, {})
+        print(f"[allocbias.book] executing {nb.name} (profile {profile}: {given or 'defaults'})", flush=True)
+        try:
+            result = execute_notebook(nb, out_dir / nb.name, given)
+        except (NotebookExecutionError, ValueError, FileNotFoundError) as exc:
+            print(f"[allocbias.book] FAILED: {exc}", file=sys.stderr, flush=True)
+            failures.append(nb.name)
+            continue
+        print(f"[allocbias.book] done {nb.name} in {result.seconds:.1f} s", flush=True)
+    print(f"[allocbias.book] {len(notebooks) - len(failures)}/{len(notebooks)} notebooks executed "
+          f"in {time.perf_counter() - total:.1f} s (profile {profile})", flush=True)
+    if failures:
+        print(f"[allocbias.book] failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check_html(html_dir: Path) -> int:
+    """Every page of ``_toc.yml`` exists in the built HTML."""
+    root = repo_root()
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    pages: list[str] = [str(toc["root"])]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    missing = [p for p in pages if not (html_dir / f"{p}.html").exists()]
+    for page in pages:
+        print(f"[allocbias.book] {'MISSING' if page in missing else 'ok     '} {page}.html")
+    if missing:
+        print(f"[allocbias.book] {len(missing)} page(s) of _toc.yml missing from {html_dir}", file=sys.stderr)
+        return 1
+    print(f"[allocbias.book] all {len(pages)} pages of _toc.yml are in {html_dir}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m allocbias.book", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("execute", help="execute the notebooks of _toc.yml with a profile")
+    ex.add_argument("--profile", default="default")
+    ex.add_argument("--only", nargs="*", help="notebook stems to execute (default: all in _toc.yml)")
+    ex.add_argument("--out", default="build/notebooks", type=Path)
+    chk = sub.add_parser("check-html", help="check that every _toc.yml page exists in the built HTML")
+    chk.add_argument("html_dir", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "execute":
+        out = args.out if args.out.is_absolute() else repo_root() / args.out
+        return _execute_all(args.profile, args.only, out)
+    return _check_html(args.html_dir)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The papermill runner's parameter handling, profiles and glue reading."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from allocbias.book import (
+    PARAMETERS_MARKER,
+    UnknownParameterError,
+    glued_values,
+    load_profile,
+    notebook_parameters,
+    validate_parameters,
+)
+
+
+def _write(tmp_path, cells, name="nb.ipynb"):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return path
+
+
+def _params_cell(source):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = ["parameters"]
+    return cell
+
+
+def test_notebook_parameters_reads_literals(tmp_path):
+    path = _write(tmp_path, [_params_cell(f"{PARAMETERS_MARKER}\nseed = 0  # the seed\nname = 'a'\nks = [1, 2]\nx: float = 0.5")])
+    assert notebook_parameters(path) == {"seed": 0, "name": "a", "ks": [1, 2], "x": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (f"{PARAMETERS_MARKER}\nseed = 1 + 1", "'seed' .* is not a literal"),
+        (f"{PARAMETERS_MARKER}\nimport os", "line 2 .* not a `name = literal`"),
+        ("seed = 0", "must start with the line"),
+        (f"{PARAMETERS_MARKER}\nseed = (", "not valid Python"),
+    ],
+)
+def test_notebook_parameters_rejects_non_literals(tmp_path, source, message):
+    path = _write(tmp_path, [_params_cell(source)])
+    with pytest.raises(ValueError, match=message):
+        notebook_parameters(path)
+
+
+def test_exactly_one_parameters_cell(tmp_path):
+    none = _write(tmp_path, [nbformat.v4.new_code_cell("x = 1")], "none.ipynb")
+    two = _write(tmp_path, [_params_cell(f"{PARAMETERS_MARKER}\nx = 1"), _params_cell(f"{PARAMETERS_MARKER}\ny = 1")], "two.ipynb")
+    with pytest.raises(ValueError, match="none.ipynb: expected exactly one cell tagged 'parameters', found 0"):
+        notebook_parameters(none)
+    with pytest.raises(ValueError, match="found 2"):
+        notebook_parameters(two)
+
+
+def test_validate_parameters_names_unknown_and_wrong_types():
+    declared = {"seed": 0, "rate": 0.5, "model": "smollm2", "flag": True, "ks": [1], "path": None}
+    validate_parameters(declared, {"seed": 3, "rate": 1, "model": "x", "flag": False, "ks": [1, 2], "path": "a"}, notebook="n")
+    with pytest.raises(UnknownParameterError, match="n has no parameters 'a', 'b'"):
+        validate_parameters(declared, {"a": 1, "b": 2}, notebook="n")
+    with pytest.raises(ValueError, match="parameter 'seed' expects a int"):
+        validate_parameters(declared, {"seed": "3"}, notebook="n")
+    with pytest.raises(ValueError, match="parameter 'flag' expects a bool"):
+        validate_parameters(declared, {"flag": 1}, notebook="n")
+    with pytest.raises(ValueError, match="parameter 'seed' expects a int"):
+        validate_parameters(declared, {"seed": 2.5}, notebook="n")
+
+
+def test_load_profile_errors(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "ok.yaml").write_text("nb_a:\n  seed: 1\nnb_b: {}\n")
+    (tmp_path / "profiles" / "bad.yaml").write_text("- 1\n- 2\n")
+    assert load_profile("ok", root=tmp_path) == {"nb_a": {"seed": 1}, "nb_b": {}}
+    with pytest.raises(ValueError, match=r"unknown profile 'nope'.*known profiles: bad, ok"):
+        load_profile("nope", root=tmp_path)
+    with pytest.raises(ValueError, match="bad.yaml: expected a mapping"):
+        load_profile("bad", root=tmp_path)
+
+
+def test_glued_values_parses_numbers_and_numpy_reprs(tmp_path):
+    def glue_output(name, text):
+        return nbformat.v4.new_output(
+            "display_data",
+            data={"application/papermill.record/text/plain": text},
+            metadata={"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}},
+        )
+
+    cell = nbformat.v4.new_code_cell("glue(...)")
+    cell.outputs = [glue_output("a", "0.25"), glue_output("b", "np.float64(0.5)"), glue_output("c", "'text'"),
+                    glue_output("d", "<Figure size 640x480 with 1 Axes>")]
+    path = _write(tmp_path, [cell])
+    values = glued_values(path)
+    assert values == {"a": 0.25, "b": 0.5, "c": "text", "d": "<Figure size 640x480 with 1 Axes>"}
+    assert json.loads(path.read_text())["cells"][0]["outputs"]
