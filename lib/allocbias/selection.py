@@ -1,0 +1,713 @@
+"""Candidate-selection simulation: top-k selection with shared ties, pool drawing, allocation gaps.
+
+The study turns model scores into *allocation outcomes* the way the RABBI paper does (Chen, Ji and
+Evans 2024, Section 4.2): repeated selection rounds, each drawing a pool of candidates, ranking them by
+score and selecting the top ``k``. The selection-rate gaps between a group ``A`` and the reference group
+``B`` are
+
+.. math::
+
+    \\phi(X, k) = \\frac{\\text{selections of } X}{\\text{appearances of } X}, \\qquad
+    \\Delta DP(A, B) = \\phi(A, k) - \\phi(B, k),
+
+and :math:`\\Delta EO(A, B) = \\psi(A, k) - \\psi(B, k)`, where :math:`\\psi` is the same rate computed over
+the appearances of qualified candidates only. Both gaps are signed (positive: ``A`` is selected more
+often than the reference group).
+
+Ties at the cut are shared (``SPEC.md``): with ``m`` candidates strictly above the k-th highest score
+and ``t`` candidates equal to it, every tied candidate receives ``(k - m) / t`` of a seat, so every
+round allocates exactly ``k`` seats and identical scores always receive identical selections.
+
+Pools (paper, Section 4.1 and Table 2 of the later version):
+
+- resumes: "In each round of resume screening, the candidate pool consists of one candidate sampled
+  from each of the eight groups" -> :func:`draw_group_pools`, one subtask (job) per stratum;
+- essays: "we randomly sample 10 candidates for each round" -> :func:`draw_random_pools`.
+
+Everything here is a pure function over numpy arrays and tidy pandas tables; every random step takes a
+``seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "allocation_gaps",
+    "draw_group_pools",
+    "draw_random_pools",
+    "select_top_k",
+    "selection_rates",
+    "simulate",
+]
+
+#: Random keys drawn per block when sampling pools without replacement (bounds the memory use).
+_KEY_BLOCK = 1 << 22
+
+
+# ----------------------------------------------------------------------------------------------------
+# validation helpers
+# ----------------------------------------------------------------------------------------------------
+def _as_list(cols: str | Sequence[str] | None) -> list[str]:
+    if cols is None:
+        return []
+    if isinstance(cols, str):
+        return [cols]
+    return list(cols)
+
+
+def _require_columns(
+    frame: pd.DataFrame, cols: Sequence[str], what: str = "candidates", allow_missing: bool = False
+) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} has no column(s) {missing}; columns are {list(frame.columns)}")
+    if allow_missing:
+        return
+    for c in cols:
+        if frame[c].isna().any():
+            raise ValueError(f"column {c!r} of {what} has {int(frame[c].isna().sum())} missing value(s)")
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _k_values(k: int | Sequence[int], pool: int) -> tuple[list[int], bool]:
+    """Validate ``k`` (an int or a sequence of ints) against the pool size; return (list, was_scalar)."""
+    scalar = isinstance(k, Integral) and not isinstance(k, bool)
+    values = [k] if scalar else list(np.atleast_1d(np.asarray(k, dtype=object)))
+    if not values:
+        raise ValueError("k is an empty sequence; pass at least one quota")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, Integral):
+            raise ValueError(f"k must be an int or a sequence of ints, got {v!r}")
+        if not 1 <= v <= pool:
+            raise ValueError(f"k={int(v)} is outside 1..{pool} (pool size {pool})")
+        out.append(int(v))
+    return out, scalar
+
+
+def _group_codes(candidates: pd.DataFrame, group: str) -> tuple[np.ndarray, list[Hashable]]:
+    codes, labels = pd.factorize(candidates[group], sort=True)
+    return codes.astype(np.intp), list(labels)
+
+
+def _check_pools(pools: Any, n_candidates: int) -> np.ndarray:
+    arr = np.asarray(pools)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"pools must be a non-empty 2-D (rounds x pool) integer array, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"pools must hold integer row positions into candidates, got dtype {arr.dtype}")
+    if arr.min() < 0 or arr.max() >= n_candidates:
+        raise ValueError(
+            f"pools hold positions outside 0..{n_candidates - 1} (candidates has {n_candidates} rows)"
+        )
+    return arr.astype(np.intp, copy=False)
+
+
+# ----------------------------------------------------------------------------------------------------
+# top-k selection
+# ----------------------------------------------------------------------------------------------------
+def select_top_k(scores: Any, k: int | Sequence[int]) -> np.ndarray:
+    """Fractional top-k selection per round, ties at the cut sharing the remaining seats.
+
+    For each round (row) with scores ``s`` let ``c`` be the k-th highest score, ``m = #{s > c}`` and
+    ``t = #{s == c}``. Then
+
+    .. math::
+
+        \\text{sel}_i = \\begin{cases} 1 & s_i > c \\\\ (k - m) / t & s_i = c \\\\ 0 & s_i < c \\end{cases}
+        \\qquad \\sum_i \\text{sel}_i = m + t \\cdot \\frac{k - m}{t} = k .
+
+    Vectorised over rounds: one sort per round (along the pool axis), then comparisons against the cut.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (rounds, pool) or (pool,)
+        Scores, higher is better. ``NaN`` is rejected; ``±inf`` is an ordinary (extreme) score.
+    k : int or sequence of int
+        Quota per round, ``1 <= k <= pool``. A sequence sweeps several quotas in one pass (one sort).
+
+    Returns
+    -------
+    numpy.ndarray of float
+        Same shape as ``scores`` for an int ``k``. For a sequence of quotas, an array with a leading
+        quota axis, shape ``(len(k), *scores.shape)``, in the order the quotas were given.
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not 1-D/2-D numeric or contains NaN, or a ``k`` is outside ``1..pool``.
+
+    Examples
+    --------
+    >>> select_top_k([3.0, 2.0, 2.0, 1.0], 2).tolist()
+    [1.0, 0.5, 0.5, 0.0]
+    >>> select_top_k([[0.9, 0.9, 0.9, 0.1]], 2).round(4).tolist()
+    [[0.6667, 0.6667, 0.6667, 0.0]]
+    >>> select_top_k([[3, 2, 2, 1]], [1, 3]).tolist()
+    [[[1.0, 0.0, 0.0, 0.0]], [[1.0, 1.0, 1.0, 0.0]]]
+    """
+    try:
+        arr = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"scores must be numeric: {exc}") from None
+    if arr.ndim not in (1, 2) or arr.size == 0:
+        raise ValueError(f"scores must be a non-empty (rounds x pool) or (pool,) array, got shape {arr.shape}")
+    one_d = arr.ndim == 1
+    a = arr[None, :] if one_d else arr
+    nan_rows = np.isnan(a).any(axis=1)
+    if nan_rows.any():
+        raise ValueError(
+            f"scores contain NaN in {int(nan_rows.sum())} round(s) (first: row {int(np.argmax(nan_rows))})"
+        )
+    ks, scalar = _k_values(k, a.shape[1])
+
+    # Work in (pool, rounds) layout: the per-round reductions then run along contiguous memory, which is
+    # several times faster than reducing a short axis 1. One sort serves every quota.
+    at = np.ascontiguousarray(a.T)
+    asc = np.sort(at, axis=0)
+    n = at.shape[0]
+    out = np.empty((len(ks), *a.shape), dtype=float)
+    buf = np.empty(at.shape, dtype=float)
+    for i, kk in enumerate(ks):  # loop over quotas (at most pool of them), never over rounds
+        cut = asc[n - kk]  # k-th highest score of every round
+        above = at > cut
+        tied = at == cut
+        m = above.sum(axis=0)
+        t = tied.sum(axis=0)
+        np.multiply(tied, (kk - m) / t, out=buf)
+        buf += above
+        out[i] = buf.T
+    if one_d:
+        out = out[:, 0, :]
+    return out[0] if scalar else out
+
+
+# ----------------------------------------------------------------------------------------------------
+# pool drawing
+# ----------------------------------------------------------------------------------------------------
+def _strata(candidates: pd.DataFrame, by: list[str]) -> list[tuple[Any, np.ndarray]]:
+    """(key, positional row indices) per stratum in sorted key order; one stratum when ``by`` is empty."""
+    if not by:
+        return [((), np.arange(len(candidates), dtype=np.intp))]
+    grouped = candidates.groupby(by, sort=True, observed=True).indices
+    return [(key, np.asarray(rows, dtype=np.intp)) for key, rows in grouped.items()]
+
+
+def _key_text(by: list[str], key: Any) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key))
+
+
+def draw_group_pools(
+    candidates: pd.DataFrame,
+    rounds: int,
+    seed: int | np.random.Generator | None,
+    group: str = "group",
+    by: str | Sequence[str] | None = None,
+    match: str | Sequence[str] | None = None,
+) -> np.ndarray:
+    """Resume-style pools: each round draws one candidate from every group.
+
+    For each stratum ``s`` of ``by`` (e.g. a job: the subtask) and each of its ``rounds`` rounds, column
+    ``g`` of the pool is a row drawn uniformly, with replacement across rounds, from the candidates of
+    group ``g`` in ``s``:
+
+    .. math:: \\text{pool}_{r, g} \\sim \\mathcal{U}\\{a : \\text{group}(a) = g,\\ \\text{by}(a) = s\\}.
+
+    By default the group members of a round are drawn independently, so a round mixes resumes: this is
+    the paper's wording, "the candidate pool consists of one candidate sampled from each of the eight
+    groups" (a candidate being a (job, resume, name) triple). With ``match`` (e.g. ``"resume"``) every
+    round first draws one value of the ``match`` columns uniformly from those present in its stratum and
+    then one candidate per group sharing it: a matched design where only the names differ in a round.
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        One row per candidate; needs ``group`` and the ``by``/``match`` columns (no missing values).
+    rounds : int
+        Rounds per stratum.
+    seed : int, Generator or None
+        Seed of ``numpy.random.default_rng``; the same seed gives the same pools.
+    group : str
+        Group column. Pool column ``j`` holds the j-th group in sorted label order.
+    by : str, list of str or None
+        Strata (subtasks). Every stratum gets ``rounds`` rounds; rows are stacked stratum by stratum
+        in sorted key order, so the stratum of round ``r`` is the ``by`` value of any of its members.
+    match : str, list of str or None
+        Columns shared by all members of a round (drawn per round); ``None`` draws members independently.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n_strata * rounds, n_groups)
+        Positional row indices into ``candidates`` (use ``.iloc`` / ``.to_numpy()``).
+
+    Raises
+    ------
+    ValueError
+        Missing column or values, ``rounds`` < 1, or a stratum (or match cell) that lacks a group.
+
+    Examples
+    --------
+    >>> cands = pd.DataFrame({"job": ["a", "a", "a", "b", "b"], "group": ["F", "M", "M", "F", "M"]})
+    >>> pools = draw_group_pools(cands, rounds=3, seed=0, by="job")
+    >>> pools.shape
+    (6, 2)
+    >>> cands["group"].to_numpy()[pools][0].tolist()  # column order: sorted groups
+    ['F', 'M']
+    >>> cands["job"].to_numpy()[pools[:, 0]].tolist()  # rounds stacked per stratum
+    ['a', 'a', 'a', 'b', 'b', 'b']
+    """
+    by_cols, match_cols = _as_list(by), _as_list(match)
+    overlap = set(by_cols) & set(match_cols)
+    if overlap:
+        raise ValueError(f"columns {sorted(overlap)} appear in both by and match")
+    _require_columns(candidates, [group, *by_cols, *match_cols])
+    rounds = _positive_int(rounds, "rounds")
+    if len(candidates) == 0:
+        raise ValueError("candidates is empty")
+    rng = np.random.default_rng(seed)
+    codes, labels = _group_codes(candidates, group)
+    n_groups = len(labels)
+    match_codes = (
+        candidates.groupby(match_cols, sort=True, observed=True).ngroup().to_numpy()
+        if match_cols
+        else np.zeros(len(candidates), dtype=np.intp)
+    )
+
+    blocks = []
+    for key, rows in _strata(candidates, by_cols):
+        cells = np.unique(match_codes[rows])
+        cell_of_round = (
+            rng.integers(len(cells), size=rounds) if len(cells) > 1 else np.zeros(rounds, dtype=np.intp)
+        )
+        block = np.empty((rounds, n_groups), dtype=np.intp)
+        for ci, cell in enumerate(cells):
+            in_cell = rows[match_codes[rows] == cell]
+            round_idx = np.flatnonzero(cell_of_round == ci)
+            for g in range(n_groups):
+                members = in_cell[codes[in_cell] == g]
+                if members.size == 0:
+                    where = _key_text(by_cols, key) if by_cols else "the candidate table"
+                    if match_cols:
+                        first = candidates.iloc[in_cell[0]]
+                        where += " with " + ", ".join(f"{c}={first[c]!r}" for c in match_cols)
+                    raise ValueError(f"group {labels[g]!r} has no candidate in {where}")
+                block[round_idx, g] = members[rng.integers(members.size, size=round_idx.size)]
+        blocks.append(block)
+    return np.concatenate(blocks, axis=0)
+
+
+def _sample_rows_without_replacement(
+    rng: np.random.Generator, rows: np.ndarray, rounds: int, pool_size: int
+) -> np.ndarray:
+    """``rounds`` independent uniform subsets of size ``pool_size`` of ``rows`` (random keys, blocked)."""
+    n = rows.size
+    out = np.empty((rounds, pool_size), dtype=np.intp)
+    step = max(1, _KEY_BLOCK // n)
+    for start in range(0, rounds, step):  # blocks of rounds bound the memory of the random keys
+        stop = min(rounds, start + step)
+        keys = rng.random((stop - start, n))
+        if pool_size < n:
+            picked = np.argpartition(keys, pool_size - 1, axis=1)[:, :pool_size]
+        else:
+            picked = np.argsort(keys, axis=1)
+        out[start:stop] = rows[picked]
+    return out
+
+
+def draw_random_pools(
+    candidates: pd.DataFrame | int,
+    rounds: int,
+    pool_size: int,
+    seed: int | np.random.Generator | None,
+    by: str | Sequence[str] | None = None,
+) -> np.ndarray:
+    """Essay-style pools: ``pool_size`` distinct candidates drawn uniformly at random per round.
+
+    Each round is an independent uniform subset (no repeats within a round):
+    :math:`\\Pr(a \\in \\text{pool}_r) = n_{\\text{pool}} / N_s` for every candidate of stratum ``s``.
+    With ``by`` (e.g. the essay topic) each stratum gets ``rounds`` rounds drawn from its own rows,
+    stacked in sorted key order, as in :func:`draw_group_pools`.
+
+    Parameters
+    ----------
+    candidates : DataFrame or int
+        The candidate table, or just its number of rows (then ``by`` must be None).
+    rounds : int
+        Rounds per stratum.
+    pool_size : int
+        Candidates per round (the paper uses 10); at most the stratum size.
+    seed : int, Generator or None
+        Seed of ``numpy.random.default_rng``.
+    by : str, list of str or None
+        Strata (subtasks).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n_strata * rounds, pool_size)
+        Positional row indices into ``candidates``.
+
+    Examples
+    --------
+    >>> pools = draw_random_pools(12, rounds=4, pool_size=10, seed=1)
+    >>> pools.shape, bool((pools < 12).all())
+    ((4, 10), True)
+    >>> all(len(set(row)) == 10 for row in pools.tolist())
+    True
+    """
+    by_cols = _as_list(by)
+    if isinstance(candidates, Integral) and not isinstance(candidates, bool):
+        if by_cols:
+            raise ValueError("by needs a candidate table, not a row count")
+        n_rows = int(candidates)
+        strata = [((), np.arange(n_rows, dtype=np.intp))]
+    else:
+        _require_columns(candidates, by_cols)
+        n_rows = len(candidates)
+        strata = _strata(candidates, by_cols)
+    if n_rows < 1:
+        raise ValueError("candidates is empty")
+    rounds = _positive_int(rounds, "rounds")
+    pool_size = _positive_int(pool_size, "pool_size")
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for key, rows in strata:
+        if rows.size < pool_size:
+            where = _key_text(by_cols, key) if by_cols else "the candidate table"
+            raise ValueError(f"pool_size={pool_size} exceeds the {rows.size} candidates of {where}")
+        blocks.append(_sample_rows_without_replacement(rng, rows, rounds, pool_size))
+    return np.concatenate(blocks, axis=0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# selection rates and gaps
+# ----------------------------------------------------------------------------------------------------
+def _qualified_mask(candidates: pd.DataFrame, qualified: str) -> np.ndarray:
+    col = candidates[qualified]
+    if pd.api.types.is_bool_dtype(col):
+        return col.to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(col):
+        values = col.to_numpy(dtype=float)
+        if np.isin(values, (0.0, 1.0)).all():
+            return values == 1.0
+    raise ValueError(f"column {qualified!r} must be boolean or 0/1, got values {sorted(pd.unique(col))[:5]}")
+
+
+def _rates(
+    codes: np.ndarray, n_groups: int, pools: np.ndarray, selected: np.ndarray, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Appearances (n_groups,) and selections (K, n_groups) with np.bincount; ``weight`` masks candidates."""
+    g = codes[pools].ravel()
+    w = None if weight is None else weight[pools].ravel().astype(float)
+    appearances = np.bincount(g, weights=w, minlength=n_groups)
+    n_k = selected.shape[0]
+    sel = selected.reshape(n_k, -1)
+    if w is not None:
+        sel = sel * w
+    offsets = (np.arange(n_k, dtype=np.intp)[:, None] * n_groups + g[None, :]).ravel()
+    selections = np.bincount(offsets, weights=sel.ravel(), minlength=n_k * n_groups).reshape(n_k, n_groups)
+    return appearances, selections
+
+
+def selection_rates(
+    candidates: pd.DataFrame,
+    pools: Any,
+    selected: Any,
+    group: str = "group",
+    qualified: str | None = None,
+    k: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """Selection rate per group: selections / appearances over all rounds.
+
+    .. math::
+
+        \\phi(X) = \\frac{\\sum_{r, j:\\ \\text{pool}_{rj} \\in X} \\text{sel}_{rj}}
+                         {\\#\\{(r, j) : \\text{pool}_{rj} \\in X\\}}
+
+    With ``qualified`` only appearances of qualified candidates count (numerator and denominator), which
+    gives :math:`\\psi(X)`, the rate behind the equal-opportunity gap. Counted with ``np.bincount``.
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        Candidate table with the ``group`` (and ``qualified``) column.
+    pools : int array, shape (rounds, pool)
+        Positional row indices into ``candidates``.
+    selected : float array, shape (rounds, pool) or (n_k, rounds, pool)
+        Output of :func:`select_top_k` (fractional selections allowed).
+    group : str
+        Group column.
+    qualified : str or None
+        Boolean (or 0/1) column; when given, only qualified appearances count.
+    k : sequence of int or None
+        Labels of the leading quota axis of a 3-D ``selected`` (required then; adds a ``k`` column).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``[k,] group, appearances, selections, selection_rate``; one row per (k,) group in sorted
+        label order. ``appearances`` and ``selections`` are floats (selections can be fractional).
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, missing column, or a group with no (qualified) appearance.
+
+    Examples
+    --------
+    >>> cands = pd.DataFrame({"group": ["A", "B", "A", "B"], "score": [3.0, 2.0, 2.0, 1.0]})
+    >>> pools = np.array([[0, 1, 2, 3]])
+    >>> sel = select_top_k(cands["score"].to_numpy()[pools], 2)
+    >>> selection_rates(cands, pools, sel)["selection_rate"].tolist()  # A: (1 + .5) / 2, B: .5 / 2
+    [0.75, 0.25]
+    """
+    _require_columns(candidates, [group] + ([qualified] if qualified else []))
+    pools = _check_pools(pools, len(candidates))
+    sel = np.asarray(selected, dtype=float)
+    if sel.ndim == 2:
+        if k is not None:
+            raise ValueError("k labels are only for a 3-D selected array (leading quota axis)")
+        sel3 = sel[None]
+    elif sel.ndim == 3:
+        if k is None or len(k) != sel.shape[0]:
+            raise ValueError(f"a 3-D selected array needs k with {sel.shape[0]} quota labels, got {k!r}")
+        sel3 = sel
+    else:
+        raise ValueError(f"selected must be 2-D or 3-D, got shape {sel.shape}")
+    if sel3.shape[1:] != pools.shape:
+        raise ValueError(f"selected has shape {sel.shape} but pools has shape {pools.shape}")
+    if np.isnan(sel3).any():
+        raise ValueError("selected contains NaN")
+    codes, labels = _group_codes(candidates, group)
+    weight = _qualified_mask(candidates, qualified) if qualified else None
+    appearances, selections = _rates(codes, len(labels), pools, sel3, weight)
+    empty = [labels[g] for g in np.flatnonzero(appearances == 0)]
+    if empty:
+        which = "qualified appearance" if qualified else "appearance"
+        raise ValueError(f"group(s) {empty} have no {which} in pools; their selection rate is undefined")
+    frames = []
+    for i in range(sel3.shape[0]):
+        frame = pd.DataFrame(
+            {
+                "group": labels,
+                "appearances": appearances,
+                "selections": selections[i],
+                "selection_rate": selections[i] / appearances,
+            }
+        )
+        if sel.ndim == 3:
+            frame.insert(0, "k", int(k[i]))
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def allocation_gaps(
+    candidates: pd.DataFrame,
+    scores_col: str,
+    pools: Any,
+    k: int | Sequence[int],
+    reference: Hashable,
+    group: str = "group",
+    qualified: str | None = "qualified",
+) -> pd.DataFrame:
+    """Demographic-parity and equal-opportunity gaps of every group against the reference group.
+
+    Candidates in each pool are ranked by ``scores_col`` and selected with :func:`select_top_k` (ties share
+    seats). For every group ``A`` other than the reference ``B``:
+
+    .. math::
+
+        \\Delta DP(A, B) = \\phi(A, k) - \\phi(B, k), \\qquad \\Delta EO(A, B) = \\psi(A, k) - \\psi(B, k),
+
+    with :math:`\\phi` the selection rate over all appearances and :math:`\\psi` over the appearances of
+    qualified candidates only (selection still happens among the whole pool). Signed: positive means
+    ``A`` is selected more often than ``B``.
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        Candidate table with ``scores_col``, ``group`` and (unless None) ``qualified``.
+    scores_col : str
+        Score column (higher is better); no NaN among candidates that appear in ``pools``.
+    pools : int array, shape (rounds, pool)
+        Positional row indices, from :func:`draw_group_pools` or :func:`draw_random_pools`.
+    k : int or sequence of int
+        Quota(s); a sequence gives one block of rows per quota.
+    reference : label
+        Reference group ``B`` (e.g. ``"Male White"``).
+    group : str
+        Group column.
+    qualified : str or None
+        Boolean qualification column; ``None`` skips the EO columns.
+
+    Returns
+    -------
+    DataFrame
+        One row per (k, group != reference): ``k, group, reference, phi, phi_reference, dDP`` and, with
+        ``qualified``, ``psi, psi_reference, dEO``.
+
+    Raises
+    ------
+    ValueError
+        Unknown reference group, missing column, NaN score, or a group with no (qualified) appearance.
+
+    Examples
+    --------
+    >>> cands = pd.DataFrame({"group": ["A", "B", "A", "B"], "score": [3.0, 2.0, 2.0, 1.0],
+    ...                       "qualified": [True, True, False, False]})
+    >>> gaps = allocation_gaps(cands, "score", np.array([[0, 1, 2, 3]]), k=2, reference="B")
+    >>> gaps[["group", "phi", "phi_reference", "dDP", "psi", "psi_reference", "dEO"]].to_numpy().tolist()
+    [['A', 0.75, 0.25, 0.5, 1.0, 0.5, 0.5]]
+    """
+    _require_columns(candidates, [scores_col], allow_missing=True)  # NaN checked below, on pooled rows
+    _require_columns(candidates, [group] + ([qualified] if qualified else []))
+    pools = _check_pools(pools, len(candidates))
+    codes, labels = _group_codes(candidates, group)
+    if reference not in labels:
+        raise ValueError(f"reference group {reference!r} is not in column {group!r}; groups are {labels}")
+    if not pd.api.types.is_numeric_dtype(candidates[scores_col]) or pd.api.types.is_bool_dtype(
+        candidates[scores_col]
+    ):
+        raise ValueError(f"column {scores_col!r} must be numeric, got dtype {candidates[scores_col].dtype}")
+    score = candidates[scores_col].to_numpy(dtype=float)
+    pooled = score[pools]
+    if np.isnan(pooled).any():
+        bad = np.unique(pools[np.isnan(pooled)])
+        raise ValueError(
+            f"column {scores_col!r} is NaN for {bad.size} candidate(s) in pools (rows {bad[:5].tolist()})"
+        )
+    ks, scalar = _k_values(k, pools.shape[1])
+    selected = select_top_k(pooled, ks)  # (K, rounds, pool)
+
+    n_groups = len(labels)
+    app, sel = _rates(codes, n_groups, pools, selected, None)
+    empty = [labels[g] for g in np.flatnonzero(app == 0)]
+    if empty:
+        raise ValueError(f"group(s) {empty} never appear in pools; their selection rate is undefined")
+    phi = sel / app
+    ref = labels.index(reference)
+    others = [g for g in range(n_groups) if g != ref]
+    out = pd.DataFrame(
+        {
+            "k": np.repeat(ks, len(others)),
+            "group": [labels[g] for _ in ks for g in others],
+            "reference": [reference] * (len(ks) * len(others)),
+            "phi": phi[:, others].ravel(),
+            "phi_reference": np.repeat(phi[:, ref], len(others)),
+        }
+    )
+    out["dDP"] = out["phi"] - out["phi_reference"]
+    if qualified:
+        weight = _qualified_mask(candidates, qualified)
+        app_q, sel_q = _rates(codes, n_groups, pools, selected, weight)
+        empty = [labels[g] for g in np.flatnonzero(app_q == 0)]
+        if empty:
+            raise ValueError(
+                f"group(s) {empty} have no qualified candidate in pools, so dEO is undefined; "
+                "draw more rounds or pass qualified=None"
+            )
+        psi = sel_q / app_q
+        out["psi"] = psi[:, others].ravel()
+        out["psi_reference"] = np.repeat(psi[:, ref], len(others))
+        out["dEO"] = out["psi"] - out["psi_reference"]
+    return out
+
+
+def simulate(
+    candidates: pd.DataFrame,
+    scores_col: str,
+    k: int | Sequence[int],
+    reference: Hashable,
+    rounds: int,
+    seed: int | np.random.Generator | None,
+    by: str | Sequence[str] | None = None,
+    group: str = "group",
+    qualified: str | None = "qualified",
+    pool_size: int | None = None,
+    match: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Draw pools, select the top k and measure the gaps, per subtask, in one call.
+
+    For each subtask (a value of ``by``, e.g. a job or an essay topic) this draws ``rounds`` pools from the
+    subtask's candidates, selects with :func:`select_top_k` and returns :func:`allocation_gaps`:
+
+    - ``pool_size=None``: one candidate per group per round (:func:`draw_group_pools`, resumes);
+      ``match`` makes the members of a round share those columns (e.g. the resume);
+    - ``pool_size=n``: ``n`` distinct random candidates per round (:func:`draw_random_pools`, essays).
+
+    All subtasks are drawn from one generator seeded with ``seed`` (subtasks in sorted key order), so
+    the whole table is reproducible from ``seed``.
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        Tidy candidate table: ``by`` columns, ``group``, ``qualified``, ``scores_col``.
+    scores_col, k, reference, group, qualified
+        As in :func:`allocation_gaps`.
+    rounds : int
+        Rounds per subtask (the paper's later version uses 1800 for resumes, 1200 for essays).
+    seed : int, Generator or None
+        Seed of ``numpy.random.default_rng``.
+    by : str, list of str or None
+        Subtask columns; ``None`` treats the whole table as one subtask.
+    pool_size : int or None
+        ``None`` for group pools, an int for random pools.
+    match : str, list of str or None
+        Only for group pools, see :func:`draw_group_pools`.
+
+    Returns
+    -------
+    DataFrame
+        One row per (by-keys, k, group != reference) with the columns of :func:`allocation_gaps` and
+        ``rounds``.
+
+    Examples
+    --------
+    >>> cands = pd.DataFrame({"job": ["a"] * 4 + ["b"] * 4, "group": ["F", "M"] * 4,
+    ...                       "qualified": [True, True, False, False] * 2,
+    ...                       "score": [0.9, 0.5, 0.8, 0.1, 0.2, 0.6, 0.1, 0.7]})
+    >>> res = simulate(cands, "score", k=1, reference="M", rounds=200, seed=0, by="job")
+    >>> res[["job", "k", "group", "dDP", "dEO"]].round(3).to_numpy().tolist()
+    [['a', 1, 'F', 1.0, 1.0], ['b', 1, 'F', -1.0, -1.0]]
+    """
+    by_cols = _as_list(by)
+    _require_columns(candidates, by_cols)
+    if match is not None and pool_size is not None:
+        raise ValueError("match only applies to group pools (pool_size=None)")
+    if pool_size is None:
+        pools = draw_group_pools(candidates, rounds, seed, group=group, by=by_cols, match=match)
+    else:
+        pools = draw_random_pools(candidates, rounds, pool_size, seed, by=by_cols)
+    strata = _strata(candidates, by_cols)
+    local = np.full(len(candidates), -1, dtype=np.intp)
+    frames = []
+    for s, (key, rows) in enumerate(strata):
+        block = pools[s * rounds : (s + 1) * rounds]
+        local[rows] = np.arange(rows.size)
+        sub = candidates.iloc[rows]
+        try:
+            gaps = allocation_gaps(sub, scores_col, local[block], k, reference, group=group, qualified=qualified)
+        except ValueError as exc:
+            if not by_cols:
+                raise
+            raise ValueError(f"subtask {_key_text(by_cols, key)}: {exc}") from None
+        local[rows] = -1
+        key_t = key if isinstance(key, tuple) else (key,)
+        for col, value in reversed(list(zip(by_cols, key_t))):
+            gaps.insert(0, col, value)
+        gaps["rounds"] = rounds
+        frames.append(gaps)
+    return pd.concat(frames, ignore_index=True)
