@@ -1,0 +1,661 @@
+"""Content-addressed, append-only, resumable score tables with provenance.
+
+Scoring every prompt of the study with every model takes hours; a run must survive being killed (SIGKILL, a
+lost SSH session, a pre-empted GPU) and pick up where it stopped, and the finished tables are committed to git
+in ``data/`` so that the chapters reuse them instead of scoring again. This module does both.
+
+Address
+-------
+A table is identified by what produced it, never by when::
+
+    key     = {"kind": kind, "model_key": model_key, "prompt_hash": prompt_hash, "params": params}
+    address = sha256(canonical_json(key))            (64 hex digits)
+
+and lives in the directory ``<root>/<kind>-<model slug>-<address[:16]>/``. Changing the model, a prompt or
+any scoring parameter changes the address, so a stale table is never reused by accident.
+
+Layout (one directory per table)
+--------------------------------
+``scores.csv``
+    The rows, one per prompt, with a header. Appends are written in one ``write`` per batch, flushed and
+    ``fsync``-ed under an exclusive ``flock``. CSV is text, so git stores and diffs it well.
+``provenance.json``
+    What made the table (package versions, hardware, the command that regenerates it, accumulated elapsed
+    seconds, row count, one entry per resumed run). Rewritten atomically (temporary file + ``os.replace``).
+
+Torn writes
+-----------
+A process killed in the middle of an append can leave a partial last record. A record is complete when it
+ends with a newline that lies *outside* a quoted field; with RFC 4180 quoting (quotes inside fields are
+doubled) a newline at byte ``i`` is outside quotes iff the number of ``"`` bytes before ``i`` is even. Reading
+keeps the longest prefix that ends at such a newline and ignores the rest; the next append truncates the
+file to that prefix first. A partial record is therefore never counted, and its prompt is scored again.
+
+Writers
+-------
+Run one scoring process per table. The file lock keeps concurrent appends whole and rejects duplicate ids,
+but two processes would each keep their own copy of the provenance counters (elapsed seconds, runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import importlib.metadata
+import io
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "ScoreStore",
+    "canonical_json",
+    "content_hash",
+    "find_table",
+    "run_resumable",
+    "table_address",
+]
+
+SCORES_FILE = "scores.csv"
+PROVENANCE_FILE = "provenance.json"
+ID_COLUMN = "prompt_id"
+#: Distributions whose versions are recorded in the provenance (those that are installed).
+VERSIONED_PACKAGES = (
+    "allocbias",
+    "numpy",
+    "pandas",
+    "torch",
+    "transformers",
+    "accelerate",
+    "gguf",
+    "httpx",
+    "llama-cpp-python",
+)
+_KEY_FIELDS = ("kind", "model_key", "prompt_hash", "params")
+
+
+# ----------------------------------------------------------------------------------------------- hashing
+
+
+def _canonical(value: Any, where: str) -> Any:
+    """Map ``value`` to plain JSON types so that equal contents serialise identically."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        return _canonical(value.item(), where)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: non-finite number {value!r} cannot be part of a content hash")
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, int, np.integer)):
+                raise ValueError(f"{where}: mapping keys must be str or int, got {type(k).__name__} {k!r}")
+            sk = str(k)
+            if sk in out:
+                raise ValueError(f"{where}: keys {k!r} and {sk!r} collide once written as JSON")
+            out[sk] = _canonical(v, f"{where}.{sk}")
+        return out
+    if isinstance(value, pd.DataFrame):
+        return {
+            "columns": [str(c) for c in value.columns],
+            "rows": _canonical(value.astype(object).where(value.notna(), None).values.tolist(), where),
+        }
+    if isinstance(value, (list, tuple, np.ndarray, pd.Series)):
+        return [_canonical(v, f"{where}[{i}]") for i, v in enumerate(list(value))]
+    raise ValueError(f"{where}: cannot hash a value of type {type(value).__name__} ({value!r})")
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise ``value`` to canonical JSON: sorted keys, no spaces, integral floats written as integers.
+
+    Tuples and arrays become lists, numpy scalars plain numbers, DataFrames ``{"columns", "rows"}``.
+    Sets, NaN and infinities are rejected (they have no canonical form).
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1.0, "a": (1, 2.5)})
+    '{"a":[1,2.5],"b":1}'
+    """
+    return json.dumps(
+        _canonical(value, "value"), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def content_hash(value: Any) -> str:
+    """``sha256(canonical_json(value))`` as 64 hex digits: equal contents give equal hashes.
+
+    Examples
+    --------
+    >>> content_hash({"x": 1}) == content_hash({"x": 1.0})
+    True
+    >>> content_hash({"x": 1})[:16]
+    '5041bf1f713df204'
+    """
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def _check_key(kind: str, model_key: str, prompt_hash: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    for name, value in (("kind", kind), ("model_key", model_key), ("prompt_hash", prompt_hash)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", kind):
+        raise ValueError(f"kind must contain only letters, digits, '_', '.', '-', got {kind!r}")
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping, got {type(params).__name__}")
+    return {
+        "kind": kind,
+        "model_key": model_key,
+        "prompt_hash": prompt_hash,
+        "params": _canonical(params, "params"),
+    }
+
+
+def table_address(kind: str, model_key: str, prompt_hash: str, params: Mapping[str, Any]) -> str:
+    """The address of a score table: ``content_hash({kind, model_key, prompt_hash, params})``.
+
+    Examples
+    --------
+    >>> a = table_address("pointwise", "smollm2", "p1", {"labels": {"No": 0, "Yes": 1}})
+    >>> a == table_address("pointwise", "smollm2", "p1", {"labels": {"Yes": 1.0, "No": 0.0}})
+    True
+    >>> a == table_address("pointwise", "smollm2", "p1", {"labels": {"No": 0, "Yes": 2}})
+    False
+    """
+    return content_hash(_check_key(kind, model_key, prompt_hash, params))
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-")
+    return (slug or "model")[:limit]
+
+
+# ----------------------------------------------------------------------------------------------- provenance
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for dist in VERSIONED_PACKAGES:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[dist] = importlib.metadata.version(dist)
+    return versions
+
+
+def _cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def _hardware() -> dict[str, Any]:
+    """CPU model and cores; the GPU through torch.cuda when torch is already loaded (never imported here)."""
+    hw: dict[str, Any] = {
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "gpu": None,
+    }
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            if torch.cuda.is_available():
+                hw["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return hw
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")  # one writer per table: a fixed name leaves no litter
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ----------------------------------------------------------------------------------------------- CSV parts
+
+
+def _valid_prefix_length(data: bytes) -> int:
+    """Length of the longest prefix of ``data`` that ends with a record-terminating newline.
+
+    A newline terminates a record iff it lies outside quotes, i.e. the number of ``"`` bytes before it is even.
+
+    >>> _valid_prefix_length(b'a,b\\n1,"x\\ny"\\n2,"z')  # keeps 'a,b' and the record '1,"x<newline>y"'
+    12
+    """
+    if not data:
+        return 0
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes_before = np.cumsum(buf == ord('"'))
+    ends = np.flatnonzero((buf == ord("\n")) & (quotes_before % 2 == 0))
+    return int(ends[-1]) + 1 if ends.size else 0
+
+
+def _column_kind(series: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(series):
+        return "bool"
+    if pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_float_dtype(series):
+        return "float"
+    return "str"
+
+
+def _parse_column(raw: pd.Series, kind: str, column: str) -> pd.Series:
+    """Convert a column read as raw strings back to its recorded kind."""
+    if kind == "str":
+        return raw
+    if raw.empty:
+        return pd.Series([], dtype=_EMPTY_DTYPES[kind], name=column)
+    if kind == "bool":
+        mapping = {"True": True, "False": False}
+        bad = ~raw.isin(list(mapping))
+        if bad.any():
+            raise ValueError(f"column {column!r} is recorded as bool but holds {raw[bad].iloc[0]!r}")
+        return raw.map(mapping).astype(bool)
+    try:
+        values = pd.to_numeric(raw.replace("", np.nan))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"column {column!r} is recorded as {kind} but holds non-numeric values: {exc}") from exc
+    if kind == "float":
+        return values.astype(float)
+    return values
+
+
+_EMPTY_DTYPES = {"bool": bool, "int": np.int64, "float": float}
+
+
+class ScoreStore:
+    """One content-addressed, append-only score table with its provenance.
+
+    Parameters
+    ----------
+    root : path
+        Folder holding the tables (the study uses ``data/scores``); created on the first append.
+    kind : str
+        What the rows are, e.g. ``"pointwise"``, ``"pairwise"``, ``"listwise"`` (letters, digits, ``_.-``).
+    model_key : str
+        Identifies the model and backend, e.g. ``"HuggingFaceTB/SmolLM2-135M-Instruct@q4_1"``.
+    prompt_hash : str
+        Hash of the prompts being scored (e.g. :func:`content_hash` of the prompt table).
+    params : mapping
+        Every scoring parameter that changes the numbers (labels, top-K, dtype, ...); JSON-able.
+    command : str, optional
+        The shell command that regenerates the table; stored in the provenance.
+
+    The table lives in ``root / f"{kind}-{slug(model_key)}-{address[:16]}"``; see the module docstring for the
+    layout. Rows need a unique ``prompt_id`` column (stored as text).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> s = ScoreStore(root, kind="pointwise", model_key="toy", prompt_hash="p", params={"k": 1})
+    >>> s.append(pd.DataFrame({"prompt_id": ["a", "b"], "score": [0.25, 0.75]}))
+    >>> s.read()
+      prompt_id  score
+    0         a   0.25
+    1         b   0.75
+    >>> sorted(s.done_ids()), s.provenance["rows"]
+    (['a', 'b'], 2)
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        kind: str,
+        model_key: str,
+        prompt_hash: str,
+        params: Mapping[str, Any],
+        command: str | None = None,
+    ) -> None:
+        self.key = _check_key(kind, model_key, prompt_hash, params)
+        if command is not None and not isinstance(command, str):
+            raise ValueError(f"command must be a string or None, got {type(command).__name__}")
+        self.command = command
+        self.root = Path(root)
+        self.address = content_hash(self.key)
+        self.path = self.root / f"{kind}-{_slug(model_key)}-{self.address[:16]}"
+        self._provenance: dict[str, Any] | None = None
+        self._cache: tuple[tuple[int, int, int], pd.DataFrame] | None = None
+        if (self.path / PROVENANCE_FILE).exists():
+            self._check_provenance(self._load_provenance())
+
+    # -------------------------------------------------------------------------------- provenance
+    @property
+    def scores_path(self) -> Path:
+        """The CSV file holding the rows."""
+        return self.path / SCORES_FILE
+
+    @property
+    def provenance_path(self) -> Path:
+        """The JSON file holding the provenance."""
+        return self.path / PROVENANCE_FILE
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """The provenance record (a copy); a fresh one when nothing was stored yet."""
+        if self._provenance is None:
+            if self.provenance_path.exists():
+                self._provenance = self._load_provenance()
+                self._check_provenance(self._provenance)
+            else:
+                self._provenance = self._new_provenance()
+        return json.loads(json.dumps(self._provenance))
+
+    def _load_provenance(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.provenance_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{self.provenance_path}: not valid JSON ({exc})") from exc
+
+    def _check_provenance(self, prov: Mapping[str, Any]) -> None:
+        if prov.get("address") != self.address:
+            raise ValueError(
+                f"{self.provenance_path}: field 'address' is {prov.get('address')!r}, expected {self.address!r}"
+            )
+        for field in _KEY_FIELDS:
+            stored, wanted = prov.get(field), self.key[field]
+            if stored == wanted:
+                continue
+            if field == "params" and isinstance(stored, Mapping):
+                keys = sorted(set(stored) | set(wanted), key=str)
+                diff = [k for k in keys if stored.get(k, "<missing>") != wanted.get(k, "<missing>")]
+                raise ValueError(
+                    f"{self.provenance_path}: provenance field 'params.{diff[0]}' is "
+                    f"{stored.get(diff[0], '<missing>')!r}, expected {wanted.get(diff[0], '<missing>')!r}"
+                )
+            raise ValueError(f"{self.provenance_path}: provenance field {field!r} is {stored!r}, expected {wanted!r}")
+
+    def _new_provenance(self) -> dict[str, Any]:
+        now = _utc_now()
+        return {
+            "address": self.address,
+            **self.key,
+            "command": self.command,
+            "created_utc": now,
+            "updated_utc": now,
+            "elapsed_s": 0.0,
+            "rows": 0,
+            "columns": {},
+            "versions": _versions(),
+            "hardware": _hardware(),
+            "runs": [],
+        }
+
+    def _write_provenance(self) -> None:
+        assert self._provenance is not None
+        self._provenance["updated_utc"] = _utc_now()
+        _atomic_write_text(self.provenance_path, json.dumps(self._provenance, indent=2, sort_keys=True) + "\n")
+
+    def _begin_run(self) -> int:
+        """Record the start of a (possibly resumed) scoring run; returns its index in ``runs``."""
+        self.provenance  # noqa: B018  (loads or creates it)
+        assert self._provenance is not None
+        versions, hardware = _versions(), _hardware()
+        self._provenance.update(versions=versions, hardware=hardware, rows=len(self.done_ids()))
+        if self.command is not None:
+            self._provenance["command"] = self.command
+        self._provenance["runs"].append(
+            {
+                "started_utc": _utc_now(),
+                "rows_before": self._provenance["rows"],
+                "rows_added": 0,
+                "elapsed_s": 0.0,
+                "command": self.command,
+                "versions": versions,
+                "hardware": hardware,
+            }
+        )
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._write_provenance()
+        return len(self._provenance["runs"]) - 1
+
+    def _record_progress(self, run: int, rows_added: int, seconds: float) -> None:
+        assert self._provenance is not None
+        entry = self._provenance["runs"][run]
+        entry["rows_added"] += rows_added
+        entry["elapsed_s"] = round(entry["elapsed_s"] + seconds, 3)
+        entry["finished_utc"] = _utc_now()
+        self._provenance["elapsed_s"] = round(self._provenance["elapsed_s"] + seconds, 3)
+        self._write_provenance()
+
+    # -------------------------------------------------------------------------------- rows
+    def _read_valid_bytes(self) -> bytes:
+        if not self.scores_path.exists():
+            return b""
+        data = self.scores_path.read_bytes()
+        return data[: _valid_prefix_length(data)]
+
+    def read(self) -> pd.DataFrame:
+        """All complete rows, in insertion order, first occurrence of each ``prompt_id`` kept.
+
+        A partial trailing record (a write interrupted by a kill) is ignored. Columns get back the kind they
+        had when first appended (bool, int, float or str); ``prompt_id`` is always ``str``.
+        """
+        try:
+            st = os.stat(self.scores_path)
+        except FileNotFoundError:
+            return pd.DataFrame({ID_COLUMN: pd.Series([], dtype=str)})
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1].copy()
+        data = self._read_valid_bytes()
+        if not data:
+            return pd.DataFrame({ID_COLUMN: pd.Series([], dtype=str)})
+        raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False, lineterminator="\n")
+        if ID_COLUMN not in raw.columns:
+            raise ValueError(f"{self.scores_path}: header has no {ID_COLUMN!r} column")
+        kinds = self.provenance.get("columns", {})
+        out = pd.DataFrame({c: _parse_column(raw[c], kinds.get(c, "str"), c) for c in raw.columns}, index=raw.index)
+        out = out.drop_duplicates(ID_COLUMN, keep="first").reset_index(drop=True)
+        self._cache = (key, out)  # re-parsed whenever the file changes (size, mtime or inode)
+        return out.copy()
+
+    def done_ids(self) -> set[str]:
+        """The ``prompt_id`` values already stored (complete rows only)."""
+        return set(self.read()[ID_COLUMN])
+
+    def __len__(self) -> int:
+        return len(self.done_ids())
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[Any]:
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.scores_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield fd
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def append(self, rows: pd.DataFrame) -> None:
+        """Append result rows durably (one write, flush, fsync) under an exclusive file lock.
+
+        Raises ``ValueError`` when ``rows`` lacks ``prompt_id``, holds missing or repeated ids, repeats ids
+        already stored (named in the message), or has other columns than the stored table. A partial trailing
+        record left by an interrupted writer is cut off first.
+        """
+        if not isinstance(rows, pd.DataFrame):
+            raise ValueError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
+        if ID_COLUMN not in rows.columns:
+            raise ValueError(f"rows have no {ID_COLUMN!r} column (columns: {list(rows.columns)})")
+        if rows.columns.duplicated().any():
+            raise ValueError(f"rows have repeated column names: {list(rows.columns[rows.columns.duplicated()])}")
+        if rows.empty:
+            return
+        if rows[ID_COLUMN].isna().any():
+            raise ValueError(f"rows have missing {ID_COLUMN} values")
+        rows = rows.reset_index(drop=True).copy()
+        rows[ID_COLUMN] = rows[ID_COLUMN].astype(str)
+        repeated = rows[ID_COLUMN][rows[ID_COLUMN].duplicated()].unique().tolist()
+        if repeated:
+            raise ValueError(f"rows repeat {ID_COLUMN} values: {repeated[:10]}")
+        self.provenance  # noqa: B018
+        assert self._provenance is not None
+        with self._locked() as fd:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, size, 0) if size else b""
+            valid = _valid_prefix_length(data)
+            stored = self.read() if valid else None
+            if stored is not None:
+                header = list(stored.columns)
+                if set(header) != set(rows.columns):
+                    raise ValueError(
+                        f"{self.scores_path}: columns {sorted(map(str, rows.columns))} differ from the stored "
+                        f"header {sorted(header)}"
+                    )
+                already = sorted(set(rows[ID_COLUMN]) & set(stored[ID_COLUMN]))
+                if already:
+                    raise ValueError(
+                        f"{self.scores_path}: {len(already)} {ID_COLUMN} value(s) already stored: {already[:10]}"
+                    )
+                kinds = self._provenance["columns"]
+                for c in header:
+                    if kinds.get(c) in ("int", "float") and _column_kind(rows[c]) not in ("int", "float", "bool"):
+                        raise ValueError(f"column {c!r} is stored as {kinds[c]} but the new rows hold {rows[c].dtype}")
+                rows = rows[header]
+            else:
+                header = [str(c) for c in rows.columns]
+                self._provenance["columns"] = {c: ("str" if c == ID_COLUMN else _column_kind(rows[c])) for c in header}
+                self._write_provenance()  # the column kinds are on disk before the first row is
+            text = rows.to_csv(index=False, header=stored is None, lineterminator="\n")
+            if valid < size:
+                os.ftruncate(fd, valid)
+            os.lseek(fd, valid, os.SEEK_SET)
+            payload = text.encode("utf-8")
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
+        self._provenance["rows"] = (0 if stored is None else len(stored)) + len(rows)
+        if self._provenance.get("command") is None:
+            self._provenance["command"] = self.command
+        self._write_provenance()
+
+    def __repr__(self) -> str:
+        return f"ScoreStore({str(self.path)!r})"
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def find_table(
+    root: str | os.PathLike[str], kind: str, model_key: str, prompt_hash: str, params: Mapping[str, Any]
+) -> Path | None:
+    """The directory of a stored table with exactly this address, or ``None`` when there is none.
+
+    Use it to reuse a committed table instead of scoring again; its provenance is checked against the key
+    (``ValueError`` naming the field on a mismatch).
+
+    >>> import tempfile
+    >>> find_table(tempfile.mkdtemp(), "pointwise", "toy", "p", {"k": 1}) is None
+    True
+    """
+    store = ScoreStore(root, kind=kind, model_key=model_key, prompt_hash=prompt_hash, params=params)
+    if not store.provenance_path.exists() or not store.scores_path.exists():
+        return None
+    return store.path
+
+
+def run_resumable(
+    store: ScoreStore,
+    items: pd.DataFrame,
+    score_fn: Callable[[pd.DataFrame], pd.DataFrame],
+    *,
+    batch_size: int,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Score ``items`` into ``store`` in batches, skipping ids already stored; returns the full table.
+
+    For each batch of at most ``batch_size`` not-yet-stored rows of ``items`` (in their order),
+    ``score_fn(batch)`` must return one result row per ``prompt_id`` of the batch; the rows are appended
+    durably and the elapsed seconds added to the provenance before the next batch starts. Killing the process
+    at any moment loses at most the batch in flight; calling again finishes the table.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> s = ScoreStore(tempfile.mkdtemp(), kind="toy", model_key="m", prompt_hash="p", params={})
+    >>> items = pd.DataFrame({"prompt_id": ["a", "b", "c"], "x": [1.0, 2.0, 3.0]})
+    >>> fn = lambda b: pd.DataFrame({"prompt_id": b["prompt_id"], "score": b["x"] / 4})
+    >>> run_resumable(s, items, fn, batch_size=2, progress=False)["score"].tolist()
+    [0.25, 0.5, 0.75]
+    """
+    if not isinstance(store, ScoreStore):
+        raise ValueError(f"store must be a ScoreStore, got {type(store).__name__}")
+    if not isinstance(items, pd.DataFrame) or ID_COLUMN not in items.columns:
+        raise ValueError(f"items must be a DataFrame with a {ID_COLUMN!r} column")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if items[ID_COLUMN].isna().any():
+        raise ValueError(f"items have missing {ID_COLUMN} values")
+    ids = items[ID_COLUMN].astype(str)
+    repeated = ids[ids.duplicated()].unique().tolist()
+    if repeated:
+        raise ValueError(f"items repeat {ID_COLUMN} values: {repeated[:10]}")
+    items = items.assign(**{ID_COLUMN: ids})
+    done = store.done_ids()
+    todo = items[~items[ID_COLUMN].isin(done)]
+    if todo.empty:
+        return store.read()
+    run = store._begin_run()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(items), initial=len(items) - len(todo), unit="prompt", desc=store.key["kind"])
+    try:
+        for start in range(0, len(todo), int(batch_size)):
+            batch = todo.iloc[start : start + int(batch_size)]
+            t0 = time.perf_counter()
+            result = score_fn(batch)
+            if not isinstance(result, pd.DataFrame) or ID_COLUMN not in result.columns:
+                raise ValueError(f"score_fn must return a DataFrame with a {ID_COLUMN!r} column")
+            got = result[ID_COLUMN].astype(str)
+            if len(got) != len(batch) or set(got) != set(batch[ID_COLUMN]):
+                missing = sorted(set(batch[ID_COLUMN]) - set(got))
+                extra = sorted(set(got) - set(batch[ID_COLUMN]))
+                raise ValueError(
+                    f"score_fn must return exactly one row per prompt_id of its batch "
+                    f"(missing {missing[:5]}, unexpected {extra[:5]}, {len(got)} rows for {len(batch)} ids)"
+                )
+            store.append(result)
+            store._record_progress(run, len(result), time.perf_counter() - t0)
+            if bar is not None:
+                bar.update(len(batch))
+    finally:
+        if bar is not None:
+            bar.close()
+    return store.read()
