@@ -390,8 +390,12 @@ def test_assistant_prefill_modes(fake):
         engine_for(fake).generate([prompt], max_new_tokens=1, progress=False)
     assert fake.requests == []
     engine_for(fake, prefill="vllm").generate([prompt, user("plain")], max_new_tokens=1, progress=False)
-    assert fake.requests[0]["continue_final_message"] is True and fake.requests[0]["add_generation_prompt"] is False
-    assert "continue_final_message" not in fake.requests[1]
+    # The two prompts travel concurrently: find each request by its content, not by arrival order.
+    continued = [r for r in fake.requests if r["messages"][-1]["role"] == "assistant"]
+    plain = [r for r in fake.requests if r["messages"][-1]["role"] == "user"]
+    assert len(continued) == len(plain) == 1
+    assert continued[0]["continue_final_message"] is True and continued[0]["add_generation_prompt"] is False
+    assert "continue_final_message" not in plain[0]
     engine_for(fake, prefill="native").pointwise([prompt], YES_NO, progress=False)
     assert fake.requests[2]["messages"][-1] == {"role": "assistant", "content": "Answer:"}
     assert "continue_final_message" not in fake.requests[2]
