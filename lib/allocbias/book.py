@@ -330,12 +330,18 @@ def execute_notebook(
 
 
 def _failing_cell(output: Path, exec_count: int | None) -> str:
-    """Describe the failing cell of an executed notebook: its 1-based position among all cells."""
+    """Describe the failing cell: its 1-based position in the *source* notebook and its first line.
+
+    papermill adds cells to the executed copy (the injected parameters, red error banners); they are skipped
+    so that the position is the one a reader finds in ``notebooks/``.
+    """
     try:
         nb = _read_notebook(output)
     except (FileNotFoundError, ValueError):
         return "?"
-    for position, cell in enumerate(nb.get("cells", []), start=1):
+    added = {"injected-parameters", "papermill-error-cell-tag"}
+    source_cells = [c for c in nb.get("cells", []) if not added & set(c.get("metadata", {}).get("tags", []))]
+    for position, cell in enumerate(source_cells, start=1):
         if cell.get("cell_type") == "code" and cell.get("execution_count") == exec_count and exec_count:
             first = _source(cell).strip().splitlines()[:1]
             return f"#{position} ({first[0][:60]!r})" if first else f"#{position}"

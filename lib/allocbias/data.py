@@ -1,0 +1,812 @@
+"""What is audited: names, jobs and resumes, candidate pools, essays.
+
+Everything the study shows a model comes from here, as tidy tables:
+
+* :func:`load_names`: ``data/names.csv``, 100 first names per (gender, race) group and 100 surnames per race
+  (built by ``scripts/build_names.py``; see ``data/names.md``).
+* :func:`load_jobs`: the four job ads and their six resumes each (``data/jobs/*.yaml``, written for this
+  project; see ``data/jobs/README.md``), as frozen dataclasses; :func:`render_resume` turns a resume and a
+  name into the text a model reads, through one template whose only variable part is the name.
+* :func:`candidate_table`: the candidates of the resume-screening task, one row per (job, resume, name).
+* :func:`hiring_bloomberg_names`: full names per race and gender for the 8-CV HiringBloomberg items
+  (``allocbias.genderbench.build_items`` places them on CV slots).
+* :func:`load_icnale`: the ICNALE Written Essays with Global Rating Archive ratings, from a licensed copy the
+  user points at (nothing of ICNALE is shipped); :func:`load_demo_essays`: a small **demo** set written for
+  this project so the essay path runs end to end (results on it say nothing about real writers).
+
+Data files are found under :func:`data_dir` (``$ALLOCBIAS_DATA`` or the repository's ``data/``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+__all__ = [
+    "CANDIDATE_COLUMNS",
+    "DEMO_GROUPS",
+    "DEMO_REFERENCE_GROUP",
+    "EDUCATION_FITS",
+    "ESSAY_COLUMNS",
+    "ESSAY_STATEMENTS",
+    "GENDERS",
+    "GROUPS",
+    "ICNALE_GROUPS",
+    "ICNALE_REFERENCE_GROUP",
+    "ICNALE_TOPICS",
+    "JOBS",
+    "QUALITIES",
+    "RACES",
+    "REFERENCE_GROUP",
+    "SENIORITIES",
+    "Education",
+    "Experience",
+    "Job",
+    "Resume",
+    "candidate_table",
+    "data_dir",
+    "hiring_bloomberg_names",
+    "load_demo_essays",
+    "load_icnale",
+    "load_job",
+    "load_jobs",
+    "load_names",
+    "parse_icnale_id",
+    "relevant_years",
+    "render_resume",
+    "resume_table",
+    "validate_job",
+]
+
+#: Genders of the resume groups, in the study's order.
+GENDERS: tuple[str, ...] = ("Female", "Male")
+#: Races of the resume groups, in the study's order.
+RACES: tuple[str, ...] = ("White", "Black", "Asian", "Hispanic")
+#: Group labels "Female White", ..., gender first.
+GROUPS: tuple[str, ...] = tuple(f"{g} {r}" for r in RACES for g in GENDERS)
+#: Reference group of every resume-screening comparison.
+REFERENCE_GROUP = "Male White"
+#: Job keys (file names in ``data/jobs/``).
+JOBS: tuple[str, ...] = ("software_engineer", "hr_specialist", "financial_analyst", "retail")
+#: Resume qualities; "qualified" means "high".
+QUALITIES: tuple[str, ...] = ("high", "medium", "low")
+#: Stated seniority of a resume's most recent relevant role, by quality.
+SENIORITIES: dict[str, tuple[str, ...]] = {"high": ("senior",), "medium": ("mid",), "low": ("entry",)}
+#: Education fit: a degree in the field, a neighbouring field or certificate, no field degree but meets the
+#: minimum requirement, or unrelated/below the requirement; allowed values by quality.
+EDUCATION_FITS: dict[str, tuple[str, ...]] = {
+    "high": ("relevant",),
+    "medium": ("relevant", "adjacent", "meets"),
+    "low": ("unrelated", "meets"),
+}
+#: Relevant years of experience allowed by quality (inclusive bounds).
+_YEARS: dict[str, tuple[int, int]] = {"high": (8, 60), "medium": (3, 5), "low": (0, 1)}
+
+#: Columns of :func:`candidate_table`.
+CANDIDATE_COLUMNS: tuple[str, ...] = (
+    "job", "resume_id", "quality", "qualified", "group", "gender", "race", "first", "last", "full_name",
+)
+#: Columns of the essay loaders.
+ESSAY_COLUMNS: tuple[str, ...] = ("essay_id", "topic", "group", "rating", "qualified", "text")
+
+#: ICNALE's two essay topics and the statement each essay argues for or against (the prompt's ``<statement>``).
+ESSAY_STATEMENTS: dict[str, str] = {
+    "PTJ": "it is important for college students to have a part-time job",
+    "SMK": "smoking should be completely banned at all the restaurants in the country",
+}
+ICNALE_TOPICS: tuple[str, ...] = tuple(ESSAY_STATEMENTS)
+#: ICNALE writer groups: English native speakers (ENS, the L1 reference) and ten L2 learner countries/regions.
+ICNALE_GROUPS: tuple[str, ...] = ("ENS", "CHN", "HKG", "IDN", "JPN", "KOR", "PAK", "PHL", "SIN", "THA", "TWN")
+ICNALE_REFERENCE_GROUP = "ENS"
+#: Writer groups of the demo essays (labelled as demo everywhere).
+DEMO_GROUPS: tuple[str, ...] = ("L1 (demo)", "L2-A (demo)", "L2-B (demo)")
+DEMO_REFERENCE_GROUP = "L1 (demo)"
+
+_ICNALE_ID = re.compile(r"^W_(?P<group>[A-Z]{3})_(?P<topic>[A-Z]{3})\d*_")
+
+
+def data_dir() -> Path:
+    """Folder of the study's data files.
+
+    ``$ALLOCBIAS_DATA`` if set, else ``<repository>/data`` (this file is ``<repository>/lib/allocbias/data.py``;
+    the package is installed editable, so the repository is two levels up).
+
+    >>> (data_dir() / "names.csv").is_file()
+    True
+    """
+    env = os.environ.get("ALLOCBIAS_DATA")
+    path = Path(env) if env else Path(__file__).resolve().parents[2] / "data"
+    if not path.is_dir():
+        source = "ALLOCBIAS_DATA" if env else "the repository's data/ folder"
+        raise ValueError(f"data folder not found: {path} (from {source})")
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Names
+# ----------------------------------------------------------------------------------------------
+
+_NAME_COLUMNS = ("kind", "name", "gender", "race", "group", "rank")
+
+
+def load_names(path: str | Path | None = None) -> pd.DataFrame:
+    """Read the names table (default ``data/names.csv``); one row per name.
+
+    Columns: kind (``first``/``last``), name, gender and group (first names; missing for surnames), race,
+    rank (commonness within group or race), the rule's source shares and the cross-check columns (see
+    ``data/names.md``).
+
+    >>> names = load_names()
+    >>> names.groupby("kind").size().to_dict()
+    {'first': 800, 'last': 400}
+    """
+    path = Path(path) if path is not None else data_dir() / "names.csv"
+    if not path.is_file():
+        raise ValueError(f"names file not found: {path}")
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"name": str})
+    missing = [c for c in _NAME_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"names file {path} lacks columns {missing}")
+    for col in ("kind", "name", "gender", "race", "group"):
+        table[col] = table[col].astype("string")
+    if "xcheck_plurality" in table.columns:
+        table["xcheck_plurality"] = table["xcheck_plurality"].astype("boolean")
+    bad_kind = sorted(set(table["kind"].dropna()) - {"first", "last"})
+    if bad_kind:
+        raise ValueError(f"names file {path}: unknown kind {bad_kind}")
+    bad_race = sorted(set(table["race"].dropna()) - set(RACES))
+    if bad_race:
+        raise ValueError(f"names file {path}: unknown race {bad_race}")
+    bad_group = sorted(set(table.loc[table["kind"] == "first", "group"].dropna()) - set(GROUPS))
+    if bad_group:
+        raise ValueError(f"names file {path}: unknown group {bad_group}")
+    return table
+
+
+def _name_pools(names: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """First names per group and surnames per race, in rank order."""
+    missing = [c for c in _NAME_COLUMNS if c not in names.columns]
+    if missing:
+        raise ValueError(f"names table lacks columns {missing}")
+    ordered = names.sort_values(["kind", "rank"], kind="mergesort")
+    first = ordered[ordered["kind"] == "first"]
+    last = ordered[ordered["kind"] == "last"]
+    firsts = {g: first.loc[first["group"] == g, "name"].to_numpy(dtype=object) for g in GROUPS}
+    lasts = {r: last.loc[last["race"] == r, "name"].to_numpy(dtype=object) for r in RACES}
+    return firsts, lasts
+
+
+# ----------------------------------------------------------------------------------------------
+# Jobs and resumes
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experience:
+    """One position on a resume; ``end=None`` means "present" (the job's ``as_of`` year)."""
+
+    title: str
+    employer: str
+    start: int
+    end: int | None
+    relevant: bool
+    bullets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Education:
+    """One degree or certificate."""
+
+    degree: str
+    institution: str
+    year: int
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A resume without a name: structured sections plus the stated quality criteria.
+
+    ``relevant_years``, ``seniority``, ``education_fit`` and ``key_skills`` (keys of the job's key skills)
+    are the criteria that set ``quality`` (table in ``data/jobs/README.md``); :func:`validate_job` checks
+    them against the sections.
+    """
+
+    id: str
+    job: str
+    quality: str
+    headline: str
+    summary: str
+    experience: tuple[Experience, ...]
+    education: tuple[Education, ...]
+    skills: tuple[str, ...]
+    certifications: tuple[str, ...]
+    relevant_years: int
+    seniority: str
+    education_fit: str
+    key_skills: tuple[str, ...]
+
+    @property
+    def qualified(self) -> bool:
+        """``quality == "high"`` (the study's definition of a qualified candidate)."""
+        return self.quality == "high"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job: key, title, GenderBench role name, the ad text, its key skills and its six resumes."""
+
+    key: str
+    title: str
+    role: str
+    as_of: int
+    ad: str
+    key_skills: Mapping[str, str]
+    resumes: tuple[Resume, ...]
+
+    def resume(self, resume_id: str) -> Resume:
+        """The resume with this id (``ValueError`` naming it if absent)."""
+        for r in self.resumes:
+            if r.id == resume_id:
+                return r
+        raise ValueError(f"job {self.key!r} has no resume {resume_id!r}")
+
+
+def _require(mapping: Mapping, key: str, where: str):
+    if not isinstance(mapping, Mapping) or key not in mapping:
+        raise ValueError(f"{where}: missing field {key!r}")
+    return mapping[key]
+
+
+def _parse_resume(raw: Mapping, job: str, as_of: int) -> Resume:
+    rid = str(_require(raw, "id", f"job {job!r} resume"))
+    where = f"resume {rid!r}"
+    crit = _require(raw, "criteria", where)
+    experience = []
+    for i, e in enumerate(_require(raw, "experience", where)):
+        w = f"{where} experience[{i}]"
+        end = _require(e, "end", w)
+        experience.append(
+            Experience(
+                title=str(_require(e, "title", w)),
+                employer=str(_require(e, "employer", w)),
+                start=int(_require(e, "start", w)),
+                end=None if end == "present" else int(end),
+                relevant=bool(_require(e, "relevant", w)),
+                bullets=tuple(str(b) for b in _require(e, "bullets", w)),
+            )
+        )
+    education = tuple(
+        Education(
+            degree=str(_require(d, "degree", f"{where} education")),
+            institution=str(_require(d, "institution", f"{where} education")),
+            year=int(_require(d, "year", f"{where} education")),
+        )
+        for d in _require(raw, "education", where)
+    )
+    return Resume(
+        id=rid,
+        job=job,
+        quality=str(_require(raw, "quality", where)),
+        headline=str(_require(raw, "headline", where)).strip(),
+        summary=" ".join(str(_require(raw, "summary", where)).split()),
+        experience=tuple(experience),
+        education=education,
+        skills=tuple(str(s) for s in _require(raw, "skills", where)),
+        certifications=tuple(str(s) for s in (raw.get("certifications") or ())),
+        relevant_years=int(_require(crit, "relevant_years", f"{where} criteria")),
+        seniority=str(_require(crit, "seniority", f"{where} criteria")),
+        education_fit=str(_require(crit, "education_fit", f"{where} criteria")),
+        key_skills=tuple(str(k) for k in _require(crit, "key_skills", f"{where} criteria")),
+    )
+
+
+def relevant_years(resume: Resume, as_of: int) -> int:
+    """Years in positions marked relevant: ``sum_e (end_e - start_e)``, ``end = as_of`` for "present".
+
+    >>> e = Experience("Analyst", "Co", 2019, None, True, ())
+    >>> r = Resume("x", "j", "high", "", "", (e,), (), (), (), 6, "senior", "relevant", ())
+    >>> relevant_years(r, 2025)
+    6
+    """
+    return int(sum((as_of if e.end is None else e.end) - e.start for e in resume.experience if e.relevant))
+
+
+def validate_job(job: Job) -> None:
+    """Check a job's resumes against the stated criteria; ``ValueError`` names the resume and the problem.
+
+    Two resumes per quality; unique ids; stated relevant years = :func:`relevant_years` and within the
+    quality's band (high >= 8, medium 3–5, low 0–1); seniority and education fit allowed for the quality;
+    high resumes cover every key skill, medium ones 2 to half of them, low ones at most one; every claimed
+    key skill's label occurs in the rendered resume and no unclaimed one does (case-insensitive).
+    """
+    counts = {q: sum(r.quality == q for r in job.resumes) for q in QUALITIES}
+    if counts != {q: 2 for q in QUALITIES} or len(job.resumes) != 6:
+        raise ValueError(f"job {job.key!r}: need 2 resumes per quality, got {counts}")
+    ids = [r.id for r in job.resumes]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"job {job.key!r}: duplicated resume ids {sorted(i for i in ids if ids.count(i) > 1)}")
+    n_keys = len(job.key_skills)
+    for r in job.resumes:
+        where = f"job {job.key!r} resume {r.id!r}"
+        if r.quality not in QUALITIES:
+            raise ValueError(f"{where}: unknown quality {r.quality!r}")
+        years = relevant_years(r, job.as_of)
+        if years != r.relevant_years:
+            raise ValueError(f"{where}: stated relevant_years {r.relevant_years} but experience gives {years}")
+        lo, hi = _YEARS[r.quality]
+        if not lo <= years <= hi:
+            raise ValueError(f"{where}: {years} relevant years outside {lo}-{hi} for quality {r.quality!r}")
+        if r.seniority not in SENIORITIES[r.quality]:
+            raise ValueError(f"{where}: seniority {r.seniority!r} not allowed for quality {r.quality!r}")
+        if r.education_fit not in EDUCATION_FITS[r.quality]:
+            raise ValueError(f"{where}: education_fit {r.education_fit!r} not allowed for quality {r.quality!r}")
+        unknown = sorted(set(r.key_skills) - set(job.key_skills))
+        if unknown:
+            raise ValueError(f"{where}: unknown key skills {unknown}")
+        k = len(set(r.key_skills))
+        ok = {"high": k == n_keys, "medium": 2 <= k <= n_keys // 2, "low": k <= 1}[r.quality]
+        if not ok:
+            raise ValueError(f"{where}: {k} of {n_keys} key skills does not fit quality {r.quality!r}")
+        text = render_resume(r, "Name Placeholder").lower()
+        for key, label in job.key_skills.items():
+            present = label.lower() in text
+            if present != (key in r.key_skills):
+                state = "mentions" if present else "lacks"
+                raise ValueError(f"{where}: {state} key skill {label!r} contrary to its criteria")
+
+
+def load_job(path: str | Path) -> Job:
+    """Read and validate one job file (YAML: job, title, role, as_of, key_skills, ad, resumes)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"job file not found: {path}")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    where = f"job file {path.name}"
+    key = str(_require(raw, "job", where))
+    as_of = int(_require(raw, "as_of", where))
+    job = Job(
+        key=key,
+        title=str(_require(raw, "title", where)),
+        role=str(_require(raw, "role", where)),
+        as_of=as_of,
+        ad=str(_require(raw, "ad", where)).strip(),
+        key_skills={str(k): str(v) for k, v in _require(raw, "key_skills", where).items()},
+        resumes=tuple(_parse_resume(r, key, as_of) for r in _require(raw, "resumes", where)),
+    )
+    validate_job(job)
+    return job
+
+
+def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = None) -> dict[str, Job]:
+    """The jobs by key, in :data:`JOBS` order (default all four), from ``data/jobs/<key>.yaml``.
+
+    >>> jobs = load_jobs(["retail"])
+    >>> [r.quality for r in jobs["retail"].resumes]
+    ['high', 'high', 'medium', 'medium', 'low', 'low']
+    """
+    keys = _check_jobs(jobs)
+    folder = Path(folder) if folder is not None else data_dir() / "jobs"
+    out = {}
+    for key in keys:
+        job = load_job(folder / f"{key}.yaml")
+        if job.key != key:
+            raise ValueError(f"job file {key}.yaml declares job {job.key!r}")
+        out[key] = job
+    return out
+
+
+def _check_jobs(jobs: Iterable[str] | None) -> list[str]:
+    if jobs is None:
+        return list(JOBS)
+    if isinstance(jobs, str):
+        jobs = [jobs]
+    keys = list(jobs)
+    unknown = [j for j in keys if j not in JOBS]
+    if unknown:
+        raise ValueError(f"unknown job {unknown}; known jobs: {list(JOBS)}")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"duplicated jobs in {keys}")
+    return [j for j in JOBS if j in keys]
+
+
+def _period(e: Experience) -> str:
+    return f"{e.start} - {'present' if e.end is None else e.end}"
+
+
+def render_resume(resume: Resume, full_name: str) -> str:
+    """The resume as plain text, with ``full_name`` as its first line and nowhere else.
+
+    Template (sections in this order; CERTIFICATIONS only when there are some)::
+
+        <full_name>
+        <headline>
+
+        SUMMARY
+        <summary>
+
+        EXPERIENCE
+        <title>, <employer> (<start> - <end or present>)
+        - <bullet>
+        ...
+
+        EDUCATION
+        <degree>, <institution>, <year>
+
+        SKILLS
+        <skill>, <skill>, ...
+
+    >>> job = load_jobs(["retail"])["retail"]
+    >>> render_resume(job.resumes[0], "Ana Garcia").splitlines()[:2]
+    ['Ana Garcia', 'Retail team lead and key holder, high-volume stores']
+    """
+    if not isinstance(full_name, str) or not full_name.strip() or full_name != full_name.strip():
+        raise ValueError(f"full_name must be a non-empty string without outer spaces, got {full_name!r}")
+    if "\n" in full_name or "\r" in full_name:
+        raise ValueError(f"full_name must be one line, got {full_name!r}")
+    lines = [full_name, resume.headline, "", "SUMMARY", resume.summary, "", "EXPERIENCE"]
+    for i, e in enumerate(resume.experience):
+        if i:
+            lines.append("")
+        lines.append(f"{e.title}, {e.employer} ({_period(e)})")
+        lines.extend(f"- {b}" for b in e.bullets)
+    lines += ["", "EDUCATION"]
+    lines.extend(f"{d.degree}, {d.institution}, {d.year}" for d in resume.education)
+    lines += ["", "SKILLS", ", ".join(resume.skills)]
+    if resume.certifications:
+        lines += ["", "CERTIFICATIONS", ", ".join(resume.certifications)]
+    return "\n".join(lines)
+
+
+def resume_table(jobs: Mapping[str, Job] | None = None) -> pd.DataFrame:
+    """One row per resume with its quality criteria (the table of ``data/jobs/README.md``).
+
+    Columns: job, resume_id, quality, qualified, relevant_years, seniority, education_fit, key_skills
+    (number covered), key_skills_total.
+
+    >>> resume_table().groupby("quality").size().to_dict()
+    {'high': 8, 'low': 8, 'medium': 8}
+    """
+    jobs = load_jobs() if jobs is None else jobs
+    rows = [
+        {
+            "job": job.key,
+            "resume_id": r.id,
+            "quality": r.quality,
+            "qualified": r.qualified,
+            "relevant_years": r.relevant_years,
+            "seniority": r.seniority,
+            "education_fit": r.education_fit,
+            "key_skills": len(set(r.key_skills)),
+            "key_skills_total": len(job.key_skills),
+        }
+        for job in jobs.values()
+        for r in job.resumes
+    ]
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# Candidate pools
+# ----------------------------------------------------------------------------------------------
+
+
+def _positive_int(value, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _rng(seed: int, *keys: int) -> np.random.Generator:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.default_rng([int(seed), *keys])
+
+
+def _group_full_names(
+    firsts: np.ndarray, lasts: np.ndarray, n: int, rng: np.random.Generator, group: str
+) -> tuple[np.ndarray, np.ndarray]:
+    if n > len(firsts) or n > len(lasts):
+        raise ValueError(
+            f"names_per_group={n} exceeds the names of group {group!r} "
+            f"({len(firsts)} first names, {len(lasts)} surnames)"
+        )
+    return rng.choice(firsts, size=n, replace=False), rng.choice(lasts, size=n, replace=False)
+
+
+def candidate_table(
+    jobs: Iterable[str] | None = None,
+    names_per_group: int = 10,
+    seed: int = 0,
+    names: pd.DataFrame | None = None,
+    job_data: Mapping[str, Job] | None = None,
+) -> pd.DataFrame:
+    """Candidates of the resume-screening task: one row per (job, resume, name).
+
+    For each job and group, ``names_per_group`` distinct first names of the group and as many distinct
+    surnames of its race are drawn without replacement and paired into full names; every resume of the
+    job is then shown with every one of those names, so within a job only the name varies. Draws use
+    ``numpy.random.default_rng([seed, job index, group index])``: a job's names do not depend on which
+    other jobs are requested. Rows: ``len(jobs) * 6 * 8 * names_per_group``.
+
+    Columns: :data:`CANDIDATE_COLUMNS` (qualified = quality == "high").
+
+    >>> t = candidate_table(["retail"], names_per_group=2, seed=1)
+    >>> len(t), t["full_name"].nunique(), int(t["qualified"].sum())
+    (96, 16, 32)
+    """
+    keys = _check_jobs(jobs)
+    names_per_group = _positive_int(names_per_group, "names_per_group")
+    names = load_names() if names is None else names
+    job_data = load_jobs(keys) if job_data is None else job_data
+    missing = [k for k in keys if k not in job_data]
+    if missing:
+        raise ValueError(f"job_data lacks jobs {missing}")
+    firsts, lasts = _name_pools(names)
+    frames = []
+    for key in keys:
+        job_index = JOBS.index(key)
+        people = []
+        for g_index, group in enumerate(GROUPS):
+            gender, race = group.split(" ")
+            rng = _rng(seed, job_index, g_index)
+            first, last = _group_full_names(firsts[group], lasts[race], int(names_per_group), rng, group)
+            people.append(pd.DataFrame({"group": group, "gender": gender, "race": race, "first": first, "last": last}))
+        people = pd.concat(people, ignore_index=True)
+        resumes = pd.DataFrame(
+            {
+                "job": key,
+                "resume_id": [r.id for r in job_data[key].resumes],
+                "quality": [r.quality for r in job_data[key].resumes],
+            }
+        )
+        frames.append(resumes.merge(people, how="cross"))
+    out = pd.concat(frames, ignore_index=True)
+    out["qualified"] = out["quality"] == "high"
+    out["full_name"] = out["first"] + " " + out["last"]
+    out = out[list(CANDIDATE_COLUMNS)]
+    for col in ("job", "resume_id", "quality", "group", "gender", "race", "first", "last", "full_name"):
+        out[col] = out[col].astype("string")
+    return out
+
+
+def hiring_bloomberg_names(
+    races: Iterable[str] | None = None,
+    names_per_gender: int = 50,
+    seed: int = 0,
+    names: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Full names for the HiringBloomberg probe: ``names_per_gender`` per (race, gender).
+
+    Each race's first names (the ``names_per_gender`` most common of each gender) get distinct surnames of
+    the race, drawn without replacement with ``default_rng([seed, race index])``; with
+    ``names_per_gender <= 50`` no two people of a race share a surname, so no prompt shows two candidates
+    who look related. An item (``allocbias.genderbench.build_items``) draws 4 women and 4 men of one race
+    from this table.
+
+    Columns: first, last, full_name, gender, race, group.
+
+    >>> t = hiring_bloomberg_names(["Asian"], names_per_gender=4)
+    >>> t.groupby("gender").size().to_dict(), t["last"].nunique()
+    ({'Female': 4, 'Male': 4}, 8)
+    """
+    if races is None:
+        races = list(RACES)
+    elif isinstance(races, str):
+        races = [races]
+    races = list(races)
+    unknown = [r for r in races if r not in RACES]
+    if unknown:
+        raise ValueError(f"unknown race {unknown}; known races: {list(RACES)}")
+    names_per_gender = _positive_int(names_per_gender, "names_per_gender")
+    names = load_names() if names is None else names
+    firsts, lasts = _name_pools(names)
+    frames = []
+    for race in races:
+        rng = _rng(seed, RACES.index(race))
+        n = int(names_per_gender)
+        pool = lasts[race]
+        if n > len(firsts[f"Female {race}"]) or n > len(firsts[f"Male {race}"]) or n > len(pool):
+            raise ValueError(f"names_per_gender={n} exceeds the names of race {race!r}")
+        distinct = 2 * n <= len(pool)
+        surnames = rng.choice(pool, size=2 * n, replace=False) if distinct else np.concatenate(
+            [rng.choice(pool, size=n, replace=False), rng.choice(pool, size=n, replace=False)]
+        )
+        for i, gender in enumerate(GENDERS):
+            first = firsts[f"{gender} {race}"][:n]
+            frames.append(
+                pd.DataFrame(
+                    {"first": first, "last": surnames[i * n : (i + 1) * n], "gender": gender, "race": race,
+                     "group": f"{gender} {race}"}
+                )
+            )
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(2, "full_name", out["first"] + " " + out["last"])
+    return out.astype("string")
+
+
+# ----------------------------------------------------------------------------------------------
+# Essays
+# ----------------------------------------------------------------------------------------------
+
+
+def parse_icnale_id(essay_id: str) -> tuple[str, str]:
+    """(group, topic) encoded in an ICNALE Written Essays id.
+
+    Ids look like ``W_CHN_PTJ0_004_B1_1``: ``W`` (written), the country/region code (``ENS`` for English
+    native speakers), the topic code with a digit (``PTJ0``, ``SMK0``), the writer number, the CEFR level
+    and a counter.
+
+    >>> parse_icnale_id("W_JPN_SMK0_021_A2_0")
+    ('JPN', 'SMK')
+    """
+    match = _ICNALE_ID.match(str(essay_id))
+    if match is None:
+        raise ValueError(f"essay id {essay_id!r} is not an ICNALE Written Essays id (W_<GROUP>_<TOPIC>..._...)")
+    return match.group("group"), match.group("topic")
+
+
+def _qualified(ratings: pd.Series, topics: pd.Series) -> pd.Series:
+    """rating >= the median (50th percentile, linear interpolation) of its topic's ratings."""
+    medians = ratings.groupby(topics).transform("median")
+    return ratings >= medians
+
+
+def _check_filter(values: Iterable[str] | None, known: Sequence[str], what: str) -> list[str] | None:
+    if values is None:
+        return None
+    values = [values] if isinstance(values, str) else list(values)
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; known: {list(known)}")
+    return values
+
+
+def load_icnale(
+    path: str | Path,
+    topics: Iterable[str] | None = None,
+    groups: Iterable[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    texts_dir: str | Path | None = None,
+    sheet_name: str | int = 0,
+) -> pd.DataFrame:
+    """Load rated ICNALE essays from the user's licensed copy (nothing of ICNALE ships with this project).
+
+    Expected layout: a ratings table (``.csv``, ``.tsv`` or ``.xlsx``/``.xls``) from the ICNALE Global Rating
+    Archives, one row per essay *or* per (essay, rater), with
+
+    * ``essay_id``: the ICNALE Written Essays id, e.g. ``W_CHN_PTJ0_004_B1_1``;
+    * ``rating``: the holistic score (0–100 in the archive); rows of the same essay are averaged;
+    * optional ``topic`` (PTJ/SMK) and ``group`` (ENS, CHN, HKG, IDN, JPN, KOR, PAK, PHL, SIN, THA, TWN):
+      parsed from the id when absent (:func:`parse_icnale_id`);
+    * ``text``: the essay, or leave it out and pass ``texts_dir``, the folder of the Written Essays
+      ``.txt`` files, named ``<essay_id>.txt`` (searched recursively).
+
+    ``columns`` maps your file's column names to these names, e.g. ``{"Code": "essay_id", "Total": "rating"}``.
+
+    qualified = rating >= the 50th percentile (median) of its topic's ratings, computed over the whole file
+    before ``topics``/``groups`` filters, so filtering never changes who is qualified.
+
+    Returns columns :data:`ESSAY_COLUMNS`, sorted by topic, group, essay_id. ``ValueError`` names a missing
+    file or column, an unknown topic or group (in the filters or the data), a missing text file or an
+    unusable rating.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"ICNALE ratings file not found: {path}")
+    topics = _check_filter(topics, ICNALE_TOPICS, "topic")
+    groups = _check_filter(groups, ICNALE_GROUPS, "group")
+    suffix = path.suffix.lower()
+    if suffix in (".xlsx", ".xls"):
+        raw = pd.read_excel(path, sheet_name=sheet_name, dtype=object)
+    elif suffix in (".csv", ".tsv", ".txt"):
+        raw = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=object, keep_default_na=False,
+                          na_values=[""])
+    else:
+        raise ValueError(f"ICNALE ratings file {path.name}: unsupported format {suffix!r} (use csv, tsv or xlsx)")
+    if columns:
+        absent = [c for c in columns if c not in raw.columns]
+        if absent:
+            raise ValueError(f"ICNALE ratings file {path.name}: columns {absent} named in `columns` are missing")
+        raw = raw.rename(columns=dict(columns))
+    for col in ("essay_id", "rating"):
+        if col not in raw.columns:
+            raise ValueError(f"ICNALE ratings file {path.name}: missing column {col!r} (map it with `columns`)")
+    if "text" not in raw.columns and texts_dir is None:
+        raise ValueError(f"ICNALE ratings file {path.name}: missing column 'text'; pass texts_dir with the essays")
+    table = raw.copy()
+    table["essay_id"] = table["essay_id"].astype(str).str.strip()
+    ratings = pd.to_numeric(table["rating"], errors="coerce")
+    if ratings.isna().any():
+        bad = table.loc[ratings.isna(), "essay_id"].tolist()[:5]
+        raise ValueError(f"ICNALE ratings file {path.name}: non-numeric or missing rating for essays {bad}")
+    table["rating"] = ratings.astype(float)
+    absent = [c for c in ("group", "topic") if c not in table.columns]
+    if absent:  # parse them from the ICNALE ids (vectorised parse_icnale_id)
+        parsed = table["essay_id"].str.extract(_ICNALE_ID.pattern)
+        bad = table.loc[parsed["group"].isna(), "essay_id"]
+        if len(bad):
+            parse_icnale_id(bad.iloc[0])  # raises, naming the id
+        for col in absent:
+            table[col] = parsed[col]
+    for col in ("group", "topic"):
+        table[col] = table[col].astype(str).str.strip().str.upper().str.slice(0, 3 if col == "topic" else None)
+    for col, known in (("topic", ICNALE_TOPICS), ("group", ICNALE_GROUPS)):
+        unknown = sorted(set(table[col]) - set(known))
+        if unknown:
+            raise ValueError(f"ICNALE ratings file {path.name}: unknown {col} {unknown}")
+    keep = ["essay_id", "topic", "group"] + (["text"] if "text" in table.columns else [])
+    conflicting = table.groupby("essay_id")[["topic", "group"]].nunique().max(axis=1)
+    if (conflicting > 1).any():
+        raise ValueError(f"essays with conflicting topic/group rows: {conflicting[conflicting > 1].index.tolist()[:5]}")
+    essays = table.groupby("essay_id", sort=True).agg({**{c: "first" for c in keep[1:]}, "rating": "mean"})
+    essays = essays.reset_index()
+    if "text" not in essays.columns:
+        essays["text"] = _read_texts(essays["essay_id"], Path(texts_dir))
+    essays["text"] = essays["text"].astype(str)
+    empty = essays.loc[essays["text"].str.strip() == "", "essay_id"].tolist()
+    if empty:
+        raise ValueError(f"ICNALE essays with empty text: {empty[:5]}")
+    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
+    if topics is not None:
+        essays = essays[essays["topic"].isin(topics)]
+    if groups is not None:
+        essays = essays[essays["group"].isin(groups)]
+    return _finish_essays(essays)
+
+
+def _read_texts(essay_ids: pd.Series, folder: Path) -> list[str]:
+    if not folder.is_dir():
+        raise ValueError(f"ICNALE texts folder not found: {folder}")
+    files = {p.stem: p for p in folder.rglob("*.txt")}
+    missing = [e for e in essay_ids if e not in files]
+    if missing:
+        raise ValueError(f"ICNALE text files not found in {folder} for essays {missing[:5]}")
+    return [files[e].read_text(encoding="utf-8-sig", errors="strict").strip() for e in essay_ids]
+
+
+def _finish_essays(essays: pd.DataFrame) -> pd.DataFrame:
+    out = essays.sort_values(["topic", "group", "essay_id"], kind="mergesort").reset_index(drop=True)
+    out = out[list(ESSAY_COLUMNS)]
+    for col in ("essay_id", "topic", "group", "text"):
+        out[col] = out[col].astype("string")
+    out["rating"] = out["rating"].astype(float)
+    out["qualified"] = out["qualified"].astype(bool)
+    return out
+
+
+def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] | None = None) -> pd.DataFrame:
+    """The DEMO essays (``data/essays_demo/essays.csv``), written for this project; not ICNALE data.
+
+    Two topics (PTJ, SMK, the ICNALE statements) x three demo writer groups (:data:`DEMO_GROUPS`) x five
+    essays with known ratings 1..5, so every group has the same rating distribution. Results on this set
+    exercise the code path only; they say nothing about second-language writers. Columns and the
+    ``qualified`` rule as in :func:`load_icnale`.
+
+    >>> demo = load_demo_essays()
+    >>> sorted(demo["group"].unique()) == sorted(DEMO_GROUPS), len(demo)
+    (True, 30)
+    """
+    topics = _check_filter(topics, ICNALE_TOPICS, "topic")
+    groups = _check_filter(groups, DEMO_GROUPS, "group")
+    path = data_dir() / "essays_demo" / "essays.csv"
+    if not path.is_file():
+        raise ValueError(f"demo essays not found: {path}")
+    essays = pd.read_csv(path, dtype={"essay_id": str, "topic": str, "group": str, "text": str},
+                         keep_default_na=False)
+    missing = [c for c in ("essay_id", "topic", "group", "rating", "text") if c not in essays.columns]
+    if missing:
+        raise ValueError(f"demo essays file {path} lacks columns {missing}")
+    essays["rating"] = essays["rating"].astype(float)
+    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
+    if topics is not None:
+        essays = essays[essays["topic"].isin(topics)]
+    if groups is not None:
+        essays = essays[essays["group"].isin(groups)]
+    return _finish_essays(essays)
