@@ -9,7 +9,6 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 from allocbias.book import execute_notebook, glued_values, load_profile, repo_root  # noqa: E402
 

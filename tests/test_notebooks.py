@@ -88,6 +88,11 @@ def test_notebook_executes_under_smoke_profile(notebook, smoke_notebook):
     path, glued = smoke_notebook(notebook.stem)
     assert path.exists()
     assert glued, f"{notebook.name} glues no values: numbers in prose must come from glue"
+    cells = json.loads(path.read_text())["cells"]
+    figures = sum("image/png" in out.get("data", {}) for c in cells for out in c.get("outputs", []))
+    assert figures >= 1, f"{notebook.name} shows no figure (is a non-inline matplotlib backend forced?)"
+    errors = [out for c in cells for out in c.get("outputs", []) if out.get("output_type") == "error"]
+    assert not errors, f"{notebook.name} has error outputs"
 
 
 def test_failing_notebook_names_the_cell(tmp_path):
