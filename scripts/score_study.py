@@ -1,0 +1,63 @@
+"""Produce (or extend) the study's committed score tables in data/scores/.
+
+Resumable: interrupt it at any time and run the same command again; finished rows are never recomputed.
+
+Examples
+--------
+    .venv/bin/python scripts/score_study.py resume_pointwise --systems smollm2-fp32-paper --names-per-group 10
+    .venv/bin/python scripts/score_study.py resume_pairwise --systems smollm2-fp32-paper --rounds 30
+    .venv/bin/python scripts/score_study.py hiring_bloomberg --systems smollm2-fp32-paper --orderings 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from allocbias import data as D  # noqa: E402
+from allocbias import study  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task", choices=study.TASKS)
+    parser.add_argument("--systems", nargs="+", required=True, help="system ids, e.g. smollm2-fp32-paper")
+    parser.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
+    parser.add_argument("--names-per-group", type=int, default=10, help="resume tasks: names per group and job")
+    parser.add_argument("--rounds", type=int, default=30, help="resume_pairwise: selection rounds per job")
+    parser.add_argument("--orderings", type=int, default=4, help="hiring_bloomberg: orderings per (job, race)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
+    parser.add_argument("--batch-size", type=int, default=None, help="rows appended to the store per batch")
+    args = parser.parse_args(argv)
+
+    command = "python scripts/score_study.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    systems = [study.parse_system(s) for s in args.systems]
+    for system in systems:
+        start = time.perf_counter()
+        print(f"== {args.task} / {system.id}", flush=True)
+        if args.task == "resume_pointwise":
+            cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
+            kw = {"batch_size": args.batch_size} if args.batch_size else {}
+            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, **kw)
+        elif args.task == "resume_pairwise":
+            cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
+            rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
+            kw = {"batch_size": args.batch_size} if args.batch_size else {}
+            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, **kw)
+        else:
+            attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
+            kw = {"batch_size": args.batch_size} if args.batch_size else {}
+            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, **kw)
+        print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

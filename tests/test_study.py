@@ -1,0 +1,112 @@
+"""The study plan: systems, prompt items, stores, and scoring through a stand-in engine."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from allocbias import data as D
+from allocbias import study
+from allocbias.prompts import prompt_hash
+
+
+class CountingEngine:
+    """Deterministic stand-in for LocalEngine: the score is a function of the prompt text."""
+
+    def __init__(self):
+        self.pointwise_calls = 0
+        self.generated = 0
+
+    def pointwise(self, prompts, labels, *, batch_size=None, progress=True):
+        self.pointwise_calls += len(prompts)
+        out = []
+        for messages in prompts:
+            h = int(prompt_hash(messages)[:6], 16) / 16**6
+            out.append({"score": h, "label_mass": 0.5, "p_No": 1 - h, "p_Yes": h, "n_tokens": 100})
+        return out
+
+    def generate(self, prompts, *, max_new_tokens, batch_size=None, progress=True):
+        self.generated += len(prompts)
+        # Always prefer the candidate shown first: the name on the first line of the first resume.
+        return [messages[1]["content"].split("\n\n")[1].splitlines()[0] for messages in prompts]
+
+
+@pytest.fixture(scope="module")
+def candidates():
+    return D.candidate_table(["retail"], names_per_group=2, seed=0)
+
+
+def test_system_ids_round_trip_and_errors():
+    ids = [s.id for s in study.systems(precisions=study.PRECISIONS)]
+    assert len(ids) == len(set(ids)) == 2 * 3 * 2
+    assert all(study.parse_system(i).id == i for i in ids)
+    with pytest.raises(ValueError, match="system id 'llama-fp32-paper' is not"):
+        study.parse_system("llama-fp32-paper")
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        study.System("smollm2-135m-instruct", "fp8")
+
+
+def test_pointwise_items_one_prompt_per_candidate_grouped_by_job(candidates):
+    items = study.resume_pointwise_items(candidates)
+    assert len(items) == len(candidates) == 6 * 8 * 2
+    assert items["prompt_id"].is_unique
+    # the system message (instructions + job ad) is shared by every candidate of the job
+    assert items["messages"].map(lambda m: m[0]["content"]).nunique() == 1
+    for name, messages in zip(items["full_name"], items["messages"]):
+        assert messages[1]["content"].count(name) == 1
+
+
+def test_store_address_depends_on_model_precision_wording_not_on_candidates(tmp_path):
+    a = study.store_for(study.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
+    b = study.store_for(study.System("smollm2-135m-instruct", "fp32", "direct"), "resume_pointwise", tmp_path)
+    c = study.store_for(study.System("smollm2-135m-instruct", "int8", "paper"), "resume_pointwise", tmp_path)
+    d = study.store_for(study.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
+    assert len({a.address, b.address, c.address}) == 3
+    assert a.address == d.address
+
+
+def test_pointwise_scores_resume_and_grow(tmp_path, candidates):
+    system = study.System("smollm2-135m-instruct")
+    engine = CountingEngine()
+    small = candidates[candidates["resume_id"].isin(candidates["resume_id"].unique()[:2])]
+    first = study.score_resume_pointwise(system, small, root=tmp_path, engine=engine, batch_size=10, progress=False)
+    assert engine.pointwise_calls == len(small) == len(first)
+    assert list(first["full_name"]) == list(small["full_name"])  # candidates' order kept
+    again = study.score_resume_pointwise(system, small, root=tmp_path, engine=engine, progress=False)
+    assert engine.pointwise_calls == len(small), "stored rows must not be scored again"
+    pd.testing.assert_frame_equal(first, again)
+    full = study.score_resume_pointwise(system, candidates, root=tmp_path, engine=engine, progress=False)
+    assert engine.pointwise_calls == len(candidates), "a larger study scores only the new rows"
+    assert full["score"].between(0, 1).all() and len(full) == len(candidates)
+
+
+def test_pairwise_rounds_and_items(candidates):
+    rounds = study.pairwise_rounds(candidates, rounds=3, seed=1)
+    assert len(rounds) == 3 * 8
+    assert (rounds.groupby("round")["group"].nunique() == 8).all()
+    items = study.resume_pairwise_items(rounds)
+    assert len(items) == 3 * 28 * 2
+    assert set(items["order"]) == {"ab", "ba"}
+    assert (items["cand_a"] < items["cand_b"]).all()
+    again = study.pairwise_rounds(candidates, rounds=3, seed=1)
+    pd.testing.assert_frame_equal(rounds, again)
+
+
+def test_pairwise_scoring_parses_answers(tmp_path, candidates):
+    rounds = study.pairwise_rounds(candidates, rounds=2, seed=0)
+    engine = CountingEngine()
+    out = study.score_resume_pairwise(study.System("smollm2-135m-instruct"), rounds, root=tmp_path,
+                                      engine=engine, progress=False)
+    assert len(out) == 2 * 28 * 2
+    # a model that always names the first candidate shown answers a in order "ab" and b in order "ba"
+    assert (out.loc[out["order"] == "ab", "winner"] == "a").all()
+    assert (out.loc[out["order"] == "ba", "winner"] == "b").all()
+    assert engine.generated == out["prompt_id"].nunique()
+
+
+def test_hiring_bloomberg_items_shapes():
+    attempts = study.hiring_bloomberg_items(n_orderings=1, seed=0, jobs=["retail"])
+    assert len(attempts) == 4 * 2  # 4 races x 2 attempts
+    assert attempts["prompt_id"].is_unique
+    for names, messages in zip(attempts["names"], attempts["messages"]):
+        assert len(names) == 8 and all(messages[0]["content"].count(n) >= 1 for n in names)
