@@ -810,3 +810,149 @@ def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] 
     if groups is not None:
         essays = essays[essays["group"].isin(groups)]
     return _finish_essays(essays)
+
+
+# ----------------------------------------------------------------------------------------------
+# Summaries of the names table and the data cards
+# ----------------------------------------------------------------------------------------------
+
+__all__ += ["card_bullets", "card_section", "names_summary"]
+
+_SUMMARY_COLUMNS = ("kind", "name", "group", "race", "race_share", "sex_share", "ssa_births", "frequency")
+
+
+def names_summary(names: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per resume group: how many names it has and how strongly they signal its race and sex.
+
+    For the first names ``N_g`` of group ``g`` (race ``r``):
+
+    * ``first_names = |N_g|``; ``surnames`` = number of surnames of race ``r`` (a candidate of ``g`` gets
+      one of them);
+    * ``race_share_min``, ``race_share_median``: min and median of ``P(r | n)`` over ``n in N_g``;
+    * ``sex_share_min``: min of the SSA share of births of the group's sex;
+    * ``ssa_births_median``: median SSA births (1960–2005) per name;
+    * ``race_frequency_sum = sum_{n in N_g} P(n | r)``: the share of the race's registered voters (both
+      sexes) whose first name is on the group's list; small values mean rare, diverse names.
+
+    Rows follow :data:`GROUPS` (groups without first names are left out). ``ValueError`` names missing
+    columns, an unknown group, a table without first names, or first names with missing values.
+
+    >>> t = pd.DataFrame({"kind": ["first", "first", "last"], "name": ["Ann", "Eve", "Smith"],
+    ...                   "group": ["Female White", "Female White", None], "race": ["White"] * 3,
+    ...                   "race_share": [0.9, 0.8, 0.85], "sex_share": [0.99, 0.97, None],
+    ...                   "ssa_births": [1000, 300, None], "frequency": [0.01, 0.002, 0.5]})
+    >>> row = names_summary(t).iloc[0]
+    >>> row["group"], int(row["first_names"]), int(row["surnames"]), float(row["race_share_min"])
+    ('Female White', 2, 1, 0.8)
+    >>> round(float(row["race_frequency_sum"]), 3), float(row["ssa_births_median"])
+    (0.012, 650.0)
+    """
+    names = load_names() if names is None else names
+    if not isinstance(names, pd.DataFrame):
+        raise ValueError(f"names must be a pandas DataFrame, got {type(names).__name__}")
+    missing = [c for c in _SUMMARY_COLUMNS if c not in names.columns]
+    if missing:
+        raise ValueError(f"names table lacks columns {missing}")
+    first = names[names["kind"] == "first"]
+    if first.empty:
+        raise ValueError("names table has no first names (kind == 'first')")
+    unknown = sorted(set(first["group"].astype(str)) - set(GROUPS))
+    if unknown:
+        raise ValueError(f"names table: unknown group {unknown}; known groups: {list(GROUPS)}")
+    numeric = ["race_share", "sex_share", "ssa_births", "frequency"]
+    for col in numeric:
+        bad = first.loc[first[col].isna(), "name"]
+        if len(bad):
+            raise ValueError(f"names table: column {col!r} is missing for first names {bad.tolist()[:5]}")
+    values = first[["group", *numeric]].astype({c: float for c in numeric}).astype({"group": str})
+    agg = values.groupby("group").agg(
+        first_names=("race_share", "size"),
+        race_share_min=("race_share", "min"),
+        race_share_median=("race_share", "median"),
+        sex_share_min=("sex_share", "min"),
+        ssa_births_median=("ssa_births", "median"),
+        race_frequency_sum=("frequency", "sum"),
+    )
+    agg = agg.reindex([g for g in GROUPS if g in agg.index])
+    surnames = names.loc[names["kind"] == "last", "race"].astype(str).value_counts()
+    out = agg.reset_index()
+    out.insert(1, "gender", out["group"].str.split(" ").str[0])
+    out.insert(2, "race", out["group"].str.split(" ").str[1])
+    out.insert(4, "surnames", out["race"].map(surnames).fillna(0).astype(int).to_numpy())
+    out["first_names"] = out["first_names"].astype(int)
+    return out
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _card_lines(card: str | Path) -> tuple[Path, list[str], list[tuple[int, int, str]]]:
+    """The card's lines and its headings (line index, level, text), skipping fenced code blocks."""
+    path = Path(card)
+    if not path.is_absolute():
+        path = data_dir() / path
+    if not path.is_file():
+        raise ValueError(f"data card not found: {path}")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    headings, fenced = [], False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(line)
+        if match:
+            headings.append((i, len(match.group(1)), match.group(2)))
+    return path, lines, headings
+
+
+def card_section(card: str | Path, heading: str | None = None) -> str:
+    """The text of one section of a data card (Markdown), without its heading line.
+
+    ``card`` is a path relative to :func:`data_dir` (``"names.md"``, ``"jobs/README.md"``) or absolute.
+    ``heading`` is a heading's text without the ``#`` marks (``"Cross-check"``); the section runs to the
+    next heading of the same or a higher level (``#`` count <= its own), so it includes its subsections.
+    ``heading=None`` gives the card's lead: the text between the title and the first other heading.
+    Headings inside fenced code blocks are ignored. ``ValueError`` names a missing card, or a heading
+    that is absent (listing the card's headings) or occurs twice.
+
+    >>> card_section("names.md", "Limits").splitlines()[0].startswith("- Names signal race and sex")
+    True
+    """
+    path, lines, headings = _card_lines(card)
+    if heading is None:
+        if not headings:
+            return "\n".join(lines).strip()
+        start = headings[0][0] + 1
+        end = headings[1][0] if len(headings) > 1 else len(lines)
+        return "\n".join(lines[start:end]).strip()
+    found = [(i, h) for i, h in enumerate(headings) if h[2] == heading.strip()]
+    if len(found) != 1:
+        problem = "has no heading" if not found else f"has {len(found)} headings"
+        known = "; ".join(h[2] for h in headings)
+        raise ValueError(f"data card {path.name} {problem} {heading!r} (headings: {known})")
+    k, (line, level, _) = found[0]
+    end = next((h[0] for h in headings[k + 1 :] if h[1] <= level), len(lines))
+    return "\n".join(lines[line + 1 : end]).strip()
+
+
+def card_bullets(card: str | Path, heading: str | None = None) -> list[str]:
+    """The top-level bullet items (``- ...`` at the start of a line) of a data card section, one string each.
+
+    A bullet's indented continuation lines are joined to it with single spaces; nested bullets belong to
+    their parent item. Arguments as in :func:`card_section`.
+
+    >>> bullets = card_bullets("names.md", "Limits")
+    >>> len(bullets), bullets[0].startswith("Names signal race and sex only statistically")
+    (3, True)
+    """
+    items: list[list[str]] = []
+    current: list[str] | None = None
+    for line in card_section(card, heading).splitlines():
+        if line.startswith("- "):
+            current = [line[2:].strip()]
+            items.append(current)
+        elif current is not None and line[:1].isspace() and line.strip():
+            current.append(line.strip())
+        else:
+            current = None
+    return [" ".join(parts) for parts in items]
