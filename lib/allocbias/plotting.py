@@ -6,12 +6,27 @@ score distributions to the selection rates without re-reading legends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from numbers import Real
+from typing import Any
 
 import matplotlib.pyplot as plt
+import pandas as pd
 import seaborn as sns
+from matplotlib.figure import Figure
 
-__all__ = ["GROUP_ORDER", "METRIC_LABELS", "group_palette", "label_axes", "order_groups", "use_book_style"]
+__all__ = [
+    "GROUP_ORDER",
+    "LL144_METRIC_LABELS",
+    "METRIC_LABELS",
+    "group_palette",
+    "label_axes",
+    "order_groups",
+    "plot_di_curves",
+    "plot_metric_sweep",
+    "plot_score_distributions",
+    "use_book_style",
+]
 
 #: Reading order of the eight resume groups: reference group (White Male) first, then by race, men before women.
 GROUP_ORDER: tuple[str, ...] = (
@@ -33,6 +48,15 @@ METRIC_LABELS: dict[str, str] = {
     "emd": "earth mover's distance",
     "dDP": "ΔDP (selection-rate gap)",
     "dEO": "ΔEO (gap among qualified)",
+}
+
+#: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.summary``),
+#: in the order :func:`plot_metric_sweep` draws them.
+LL144_METRIC_LABELS: dict[str, str] = {
+    "di_avg": "DI_avg (withdrawn rule)",
+    "di_median": "DI_median (final rule)",
+    "auc_di": "AUC_DI",
+    "p_fair": "P_fair",
 }
 
 
@@ -81,3 +105,250 @@ def use_book_style() -> None:
     """The book's matplotlib style: seaborn whitegrid, readable font sizes, tight layout."""
     sns.set_theme(style="whitegrid", context="notebook")
     plt.rcParams.update({"figure.dpi": 100, "savefig.bbox": "tight", "figure.autolayout": True})
+
+
+def _format_param(value: Any) -> str:
+    """A parameter value as it appears in titles and legends: numbers with ``:g``, anything else with ``str``."""
+    return format(value, "g") if isinstance(value, Real) and not isinstance(value, bool) else str(value)
+
+
+def _require_columns(frame: Any, columns: Iterable[str], *, name: str) -> None:
+    """Raise ``ValueError`` naming ``name`` and the missing columns unless ``frame`` is a DataFrame holding them."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} lacks the column(s) {missing}; it has {list(frame.columns)}")
+
+
+def _require_nonempty(mapping: Any, *, name: str) -> None:
+    if not isinstance(mapping, Mapping) or not mapping:
+        raise ValueError(f"{name} must be a non-empty mapping from parameter value to DataFrame")
+
+
+def plot_score_distributions(
+    frames_by_param: Mapping[Any, pd.DataFrame],
+    *,
+    param_label: str,
+    title: str,
+    palette: Mapping[str, Any] | None = None,
+    groups: Sequence[str] | None = None,
+    score: str = "score",
+    group: str = "group",
+    bins: int = 60,
+    x_label: str = "score (points)",
+    y_label: str = "density (1/point)",
+    panel_size: tuple[float, float] = (3.2, 3.0),
+) -> Figure:
+    """Score histograms per group, one panel per parameter value, side by side on shared axes.
+
+    Each panel draws, for one parameter value, a step histogram of the scores of every group, each group
+    normalised to density 1 on its own (``stat="density"``, ``common_norm=False``), so groups of different sizes
+    compare by shape. Panels share both axes; the legend sits on the last panel.
+
+    Parameters
+    ----------
+    frames_by_param : mapping of parameter value to DataFrame
+        Tidy frames, one row per candidate, with the columns ``score`` and ``group`` (names set by the
+        arguments of the same names); the panels follow the mapping's order.
+    param_label : str
+        Name of the parameter; a panel is titled ``"{param_label} = {value:g}"``.
+    title : str
+        Title of the whole figure.
+    palette, groups : optional
+        Colour per group and the order of the groups in the legend; default :func:`group_palette` over the
+        groups in :func:`order_groups` order.
+    score, group : str
+        Column names of the scores and of the group labels.
+    bins : int
+        Histogram bins per panel.
+    x_label, y_label : str
+        Axis labels (with units) of every panel.
+    panel_size : (float, float)
+        Width and height of one panel in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per parameter value.
+
+    Examples
+    --------
+    >>> frames = {0.5: pd.DataFrame({"score": [1.0, 2.0, 3.0, 4.0], "group": list("ABAB")})}
+    >>> fig = plot_score_distributions(frames, param_label="a", title="demo", bins=4)
+    >>> [ax.get_title() for ax in fig.axes], fig.axes[0].get_xlabel()
+    (['a = 0.5'], 'score (points)')
+    >>> plt.close(fig)
+    """
+    _require_nonempty(frames_by_param, name="frames_by_param")
+    for value, frame in frames_by_param.items():
+        _require_columns(frame, [score, group], name=f"frames_by_param[{value!r}]")
+    if groups is None:
+        groups = order_groups(g for frame in frames_by_param.values() for g in frame[group].unique())
+    groups = list(groups)
+    palette = dict(group_palette(groups) if palette is None else palette)
+    missing = [g for g in groups if g not in palette]
+    if missing:
+        raise ValueError(f"palette has no colour for the group(s) {missing}")
+    n = len(frames_by_param)
+    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), sharex=True, sharey=True,
+                             squeeze=False)
+    panels = list(axes[0])
+    for ax, (value, frame) in zip(panels, frames_by_param.items(), strict=True):
+        sns.histplot(frame, x=score, hue=group, hue_order=groups, palette=palette, stat="density",
+                     common_norm=False, element="step", bins=bins, ax=ax, legend=ax is panels[-1])
+        label_axes(ax, title=f"{param_label} = {_format_param(value)}", x=x_label, y=y_label)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_di_curves(
+    curves_by_param: Mapping[Any, pd.DataFrame],
+    *,
+    param_label: str,
+    title: str,
+    bound: float | None = 0.8,
+    median_p: float | None = 0.5,
+    groups: Sequence[str] | None = None,
+    cmap: str = "viridis",
+    x_label: str = "share of candidates rejected p",
+    y_label: str = "impact ratio DI_g(p)",
+    panel_size: tuple[float, float] = (5.5, 3.6),
+) -> Figure:
+    """Impact-ratio curves :math:`DI_g(p)`, one panel per group, one line per parameter value.
+
+    Each panel plots, for one group ``g``, the curve of every parameter value against the share ``p`` of
+    rejected candidates, coloured along ``cmap`` in the mapping's order, with a dashed horizontal line at
+    ``bound`` (the four-fifths bound) and a dotted vertical line at ``median_p`` (the median cut of Local Law
+    144). Panels share the y axis; the legend, titled ``param_label``, sits on the last panel.
+
+    Parameters
+    ----------
+    curves_by_param : mapping of parameter value to DataFrame
+        Curves as returned by ``allocbias.ll144.di_curve``: index ``p`` (the grid), one column per group.
+    param_label : str
+        Name of the parameter, the legend's title.
+    title : str
+        Title of the whole figure.
+    bound, median_p : float or None
+        Where to draw the horizontal bound and the vertical cut; ``None`` leaves the line out.
+    groups : sequence of str, optional
+        Groups to draw, one panel each; default every column of the first curve in :func:`order_groups` order.
+    cmap : str
+        Matplotlib/seaborn colour map of the parameter values.
+    x_label, y_label : str
+        Axis labels of every panel.
+    panel_size : (float, float)
+        Width and height of one panel in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per group, titled ``"group {g}"``.
+
+    Examples
+    --------
+    >>> curve = pd.DataFrame({"A": [1.0, 0.5, 1.0], "B": [1.0, 1.0, 1.0]}, index=[0.0, 0.5, 1.0])
+    >>> fig = plot_di_curves({1: curve, 2: curve}, param_label="a", title="demo")
+    >>> [ax.get_title() for ax in fig.axes], len(fig.axes[0].lines)
+    (['group A', 'group B'], 4)
+    >>> plt.close(fig)
+    """
+    _require_nonempty(curves_by_param, name="curves_by_param")
+    if groups is None:
+        first = next(iter(curves_by_param.values()))
+        _require_columns(first, [], name="curves_by_param's first curve")
+        groups = order_groups(first.columns)
+    groups = list(groups)
+    if not groups:
+        raise ValueError("curves_by_param has no group column to draw")
+    for value, curve in curves_by_param.items():
+        _require_columns(curve, groups, name=f"curves_by_param[{value!r}]")
+    fig, axes = plt.subplots(1, len(groups), figsize=(panel_size[0] * len(groups), panel_size[1]), sharey=True,
+                             squeeze=False)
+    panels = list(axes[0])
+    colours = sns.color_palette(cmap, len(curves_by_param))
+    for (value, curve), colour in zip(curves_by_param.items(), colours, strict=True):
+        for ax, g in zip(panels, groups, strict=True):
+            ax.plot(curve.index, curve[g], color=colour, label=_format_param(value))
+    for ax, g in zip(panels, groups, strict=True):
+        if bound is not None:
+            ax.axhline(bound, color="grey", ls="--", lw=1)
+        if median_p is not None:
+            ax.axvline(median_p, color="black", ls=":", lw=1)
+        label_axes(ax, title=f"group {g}", x=x_label, y=y_label)
+    panels[-1].legend(title=param_label, loc="lower left")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_metric_sweep(
+    sweep: pd.DataFrame,
+    *,
+    param_label: str,
+    title: str,
+    bound: float | None = 0.8,
+    metrics: Mapping[str, str] | None = None,
+    param: str = "param",
+    group: str = "group",
+    y_label: str = "metric value (ratio, 0 to 1)",
+    height: float = 3.4,
+    aspect: float = 1.4,
+) -> Figure:
+    """Metrics against a swept parameter: one panel per group, one line with markers per metric.
+
+    The frame is reshaped to long form (one row per parameter value, group and metric) and drawn with
+    ``seaborn.relplot``; every panel gets a dashed horizontal line at ``bound`` (the four-fifths bound).
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        Tidy frame with one row per (parameter value, group), as ``allocbias.ll144.synthetic_sweep`` returns:
+        the columns ``param`` and ``group`` (names set by the arguments of the same names) and one column
+        per key of ``metrics``.
+    param_label : str
+        x-axis label of every panel (the parameter's name with its unit).
+    title : str
+        Title of the whole figure.
+    bound : float or None
+        Where to draw the horizontal bound; ``None`` leaves it out.
+    metrics : mapping of column to display name, optional
+        Metrics to draw, in legend order; default :data:`LL144_METRIC_LABELS`.
+    param, group : str
+        Column names of the parameter value and of the group label.
+    y_label : str
+        y-axis label of every panel.
+    height, aspect : float
+        Height of a panel in inches and its width over its height.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per group, titled ``"group = {g}"``.
+
+    Examples
+    --------
+    >>> sweep = pd.DataFrame({"param": [0.0, 0.0, 1.0, 1.0], "group": list("ABAB"),
+    ...                       "auc_di": [1.0, 1.0, 0.6, 0.9], "p_fair": [1.0, 1.0, 0.4, 0.8]})
+    >>> fig = plot_metric_sweep(sweep, param_label="a (unitless)", title="demo",
+    ...                         metrics={"auc_di": "AUC_DI", "p_fair": "P_fair"})
+    >>> [ax.get_title() for ax in fig.axes], fig.axes[0].get_xlabel()
+    (['group = A', 'group = B'], 'a (unitless)')
+    >>> plt.close(fig)
+    """
+    names = dict(LL144_METRIC_LABELS if metrics is None else metrics)
+    if not names:
+        raise ValueError("metrics is empty: name at least one metric column to draw")
+    _require_columns(sweep, [param, group, *names], name="sweep")
+    if sweep.empty:
+        raise ValueError("sweep has no rows to draw")
+    long = sweep.rename(columns=names).melt(id_vars=[param, group], value_vars=list(names.values()),
+                                            var_name="metric", value_name="value")
+    grid = sns.relplot(long, x=param, y="value", hue="metric", col=group, kind="line", marker="o",
+                       height=height, aspect=aspect)
+    for ax in grid.axes.flat:
+        if bound is not None:
+            ax.axhline(bound, color="grey", ls="--", lw=1)
+        label_axes(ax, title=ax.get_title(), x=param_label, y=y_label)
+    grid.figure.suptitle(title, y=1.04)
+    return grid.figure
