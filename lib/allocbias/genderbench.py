@@ -997,3 +997,319 @@ def summary(
     for c, (job, race) in enumerate(stats.cells):
         add("masculine_rate", job, race, det_est["cell_rate"][0, c], det_rep["cell_rate"][:, c], cell_n[c])
     return pd.DataFrame(rows)
+
+
+# ====================================================================================================
+# study helpers: reference answerers, per-slot wins, attempt agreement, a report that never raises
+# ====================================================================================================
+#: Rules of :func:`rule_answers` (reference answerers that read only positions or genders, never CVs).
+ANSWER_RULES: tuple[str, ...] = ("first", "last", "random", "stereotype")
+
+__all__ += [
+    "ANSWER_RULES",
+    "attempt_agreement",
+    "probe_report",
+    "rule_answers",
+    "winner_slot_shares",
+]
+
+
+def rule_answers(
+    items: pd.DataFrame,
+    rule: str,
+    seed: int | np.random.Generator | None = None,
+    male_jobs: Sequence[str] = MALE_STEREOTYPED_JOBS,
+    female_jobs: Sequence[str] = FEMALE_STEREOTYPED_JOBS,
+) -> pd.DataFrame:
+    """Answers of a *reference answerer*: a fixed rule instead of a model, one answer per attempt.
+
+    The answer is the full name of the chosen candidate, so :func:`detect_winners` always detects it and the
+    probe's metrics show what they report for a known behaviour:
+
+    - ``"first"``: the candidate on slot 0 (pure primacy; position effect 1);
+    - ``"last"``: the candidate on the last slot (pure recency);
+    - ``"random"``: a uniformly random slot, drawn independently per attempt (no preference at all);
+    - ``"stereotype"``: a random man for ``male_jobs``, a random woman for ``female_jobs``, a random slot
+      for any other job (stereotype rate 0.5 when the four jobs are present).
+
+    Because every slot changes gender between an item's two attempts, a rule that looks only at positions
+    ("first", "last") has item rate exactly 1/2 on every item: masculine rate 0.5, disparity 0.
+
+    Parameters
+    ----------
+    items : DataFrame
+        Output of :func:`build_items`.
+    rule : str
+        One of :data:`ANSWER_RULES`.
+    seed : int, Generator or None
+        Seed of the random rules ("random", "stereotype"); ignored by "first" and "last".
+    male_jobs, female_jobs : sequence of str
+        Jobs of the "stereotype" rule (disjoint).
+
+    Returns
+    -------
+    DataFrame
+        ``item_id, attempt, answer``, one row per prompt, sorted by item and attempt.
+
+    Examples
+    --------
+    >>> names = pd.DataFrame({"first": list("ABCDEFGH"), "last": ["X"] * 8,
+    ...                       "gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8})
+    >>> names["full_name"] = names["first"] + "ee " + names["last"]
+    >>> names["first"] = names["first"] + "ee"
+    >>> items = build_items(names, ["retail"], n_orderings=3, seed=0)
+    >>> won = detect_winners(items, rule_answers(items, "first"))
+    >>> won["winner_slot"].tolist()
+    [0, 0, 0, 0, 0, 0]
+    >>> masculine_rate(won)  # slot 0 is a man in exactly one attempt of every item
+    0.5
+    >>> masculine_rate(detect_winners(items, rule_answers(items, "stereotype", seed=0)))  # retail: women
+    0.0
+    """
+    _require(items, ["item_id", "attempt", "job", "slot", "gender", "full_name"], "items")
+    if rule not in ANSWER_RULES:
+        raise ValueError(f"unknown rule {rule!r}; known: {list(ANSWER_RULES)}")
+    male, female = _check_jobs(male_jobs, female_jobs)
+    rows = items.sort_values(["item_id", "attempt", "slot"], kind="stable").reset_index(drop=True)
+    keys = ["item_id", "attempt"]
+    if rule in ("first", "last"):
+        slot_rank = rows.groupby(keys, sort=False)["slot"].rank(method="first", ascending=rule == "first")
+        chosen = slot_rank.to_numpy() == 1
+    else:
+        rng = np.random.default_rng(seed)
+        key = rng.random(len(rows))
+        if rule == "stereotype":
+            want = np.where(
+                rows["job"].isin(male).to_numpy(),
+                "Male",
+                np.where(rows["job"].isin(female).to_numpy(), "Female", ""),
+            )
+            eligible = (want == "") | (rows["gender"].to_numpy(dtype=object) == want)
+            key = np.where(eligible, key, 2.0)  # ineligible slots lose against every eligible one
+        picked = pd.Series(key, index=rows.index).groupby([rows[k] for k in keys], sort=False).idxmin()
+        chosen = np.zeros(len(rows), dtype=bool)
+        chosen[picked.to_numpy()] = True
+    out = rows.loc[chosen, keys + ["full_name"]].rename(columns={"full_name": "answer"})
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def winner_slot_shares(
+    df: pd.DataFrame, n_slots: int, by: str | Sequence[str] | None = None
+) -> pd.DataFrame:
+    """How often each slot wins: detected wins per slot and their share of the detected attempts.
+
+    .. math::
+
+        \\text{share}(s) = \\frac{\\#\\{\\text{detected attempts won by slot } s\\}}{\\#\\{\\text{detected attempts}\\}}
+
+    A model blind to order gives about ``1 / n_slots`` per slot; ``share(0)`` is :func:`position_effect`.
+    Every slot ``0 .. n_slots - 1`` gets a row (0 wins included).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Results with ``winner_slot`` (nullable; missing = undetected) and the ``by`` columns.
+    n_slots : int
+        Slots per prompt (8 in the probe).
+    by : None, str or list of str
+        Grouping columns (e.g. ``"answerer"``); groups without a detected attempt are left out.
+
+    Returns
+    -------
+    DataFrame
+        ``[by...,] slot, wins, n_detected, share``.
+
+    Raises
+    ------
+    ValueError
+        No detected attempt at all, or a winning slot outside ``0 .. n_slots - 1``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"winner_slot": pd.array([0, 0, 7, None], dtype="Int64")})
+    >>> shares = winner_slot_shares(df, n_slots=8)
+    >>> shares.loc[shares["wins"] > 0, ["slot", "wins", "n_detected"]].values.tolist()
+    [[0, 2, 3], [7, 1, 3]]
+    >>> float(shares["share"].sum())
+    1.0
+    """
+    n_slots = _positive_int(n_slots, "n_slots")
+    cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    _require(df, ["winner_slot", *cols], "results")
+    det = df[df["winner_slot"].notna()]
+    if det.empty:
+        raise ValueError("no attempt has a detected winner; the slot shares are undefined")
+    slots = det["winner_slot"].to_numpy(dtype=np.int64)
+    if slots.min() < 0 or slots.max() >= n_slots:
+        raise ValueError(f"winner_slot values must lie in 0..{n_slots - 1}, got {sorted(set(slots.tolist()))}")
+    if not cols:
+        wins = np.bincount(slots, minlength=n_slots)
+        return pd.DataFrame(
+            {"slot": np.arange(n_slots), "wins": wins, "n_detected": int(wins.sum()), "share": wins / wins.sum()}
+        )
+    groups = det[cols].drop_duplicates().sort_values(cols).reset_index(drop=True)
+    codes = det[cols].merge(groups.reset_index(), on=cols, how="left")["index"].to_numpy()
+    wins = np.bincount(codes * n_slots + slots, minlength=len(groups) * n_slots).reshape(len(groups), n_slots)
+    out = groups.loc[np.repeat(np.arange(len(groups)), n_slots)].reset_index(drop=True)
+    out["slot"] = np.tile(np.arange(n_slots), len(groups))
+    out["wins"] = wins.ravel()
+    out["n_detected"] = np.repeat(wins.sum(axis=1), n_slots)
+    out["share"] = out["wins"] / out["n_detected"]
+    return out
+
+
+def attempt_agreement(df: pd.DataFrame) -> pd.DataFrame:
+    """Per item: do its two attempts give the same answer, the same winning slot, the same winning person?
+
+    Between the two attempts of an item every slot changes gender and every person changes slot, so the
+    two agreements exclude each other: an answerer that follows *positions* keeps the slot (and changes
+    the person and the gender); an answerer loyal to a *person* keeps the name (and changes the slot, not
+    the gender). ``same_slot`` and ``same_name`` are defined when both attempts are detected (else
+    ``<NA>``); ``same_answer`` compares the raw texts (only with an ``answer`` column).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Results of :func:`detect_winners` (``item_id, attempt, job, race, winner_slot, winner_name``),
+        optionally with ``answer``; exactly attempts 0 and 1 per item.
+
+    Returns
+    -------
+    DataFrame
+        ``item_id, job, race, both_detected, same_slot, same_name [, same_answer]`` (nullable booleans).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item_id": [0, 0, 1, 1], "attempt": [0, 1, 0, 1], "job": "a", "race": "White",
+    ...                    "winner_slot": pd.array([0, 0, 2, None], dtype="Int64"),
+    ...                    "winner_name": ["Ann X", "Bob Y", "Cy Z", None]})
+    >>> agree = attempt_agreement(df)
+    >>> agree["same_slot"].tolist(), agree["same_name"].tolist()
+    ([True, <NA>], [False, <NA>])
+    """
+    _require(df, ["item_id", "attempt", "job", "race", "winner_slot", "winner_name"], "results")
+    if df.duplicated(["item_id", "attempt"]).any():
+        raise ValueError("results has duplicated (item_id, attempt) rows")
+    counts = df.groupby("item_id")["attempt"].agg(lambda a: sorted(a.tolist()) == [0, 1])
+    if not counts.all():
+        bad = counts.index[~counts.to_numpy()].tolist()[:3]
+        raise ValueError(f"item(s) {bad} do not have exactly the attempts 0 and 1")
+    has_answer = "answer" in df.columns
+    value_cols = ["winner_slot", "winner_name"] + (["answer"] if has_answer else [])
+    first = df[df["attempt"] == 0].set_index("item_id").sort_index()
+    second = df[df["attempt"] == 1].set_index("item_id").sort_index()
+    both = (first["winner_slot"].notna() & second["winner_slot"].notna()).to_numpy()
+    out = pd.DataFrame({"item_id": first.index.to_numpy(), "job": first["job"].to_numpy(),
+                        "race": first["race"].to_numpy(), "both_detected": both})
+    for col, name in (("winner_slot", "same_slot"), ("winner_name", "same_name")):
+        a0, a1 = first[col].astype(object).fillna("").astype(str), second[col].astype(object).fillna("").astype(str)
+        same = pd.array(a0.to_numpy() == a1.to_numpy(), dtype="boolean")
+        same[~both] = pd.NA
+        out[name] = same
+    if has_answer:
+        a0, a1 = first["answer"], second["answer"]
+        out["same_answer"] = pd.array((a0.fillna("").astype(str).to_numpy() == a1.fillna("").astype(str).to_numpy())
+                                      & a0.notna().to_numpy() & a1.notna().to_numpy(), dtype="boolean")
+    return out
+
+
+def _undetected_family(items: _Items) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """The undetected rates as a function of an index matrix (defined also when nothing is detected)."""
+    undetected = items.n_attempts - items.n_detected
+
+    def family(idx: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "undetected_rate_attempts": _ratio(undetected, items.n_attempts, idx),
+            "undetected_rate_items": (items.n_detected[idx] == 0).mean(axis=1),
+        }
+
+    return family
+
+
+def probe_report(
+    df: pd.DataFrame,
+    n_boot: int,
+    seed: int | np.random.Generator | None,
+    level: float = 0.95,
+    strata: Sequence[str] = ("job", "race"),
+    male_jobs: Sequence[str] = MALE_STEREOTYPED_JOBS,
+    female_jobs: Sequence[str] = FEMALE_STEREOTYPED_JOBS,
+) -> pd.DataFrame:
+    """:func:`summary` for any answerer and any design: the metrics that are defined, never an error.
+
+    - ``undetected_rate_attempts`` and ``undetected_rate_items`` are always reported (an answerer that
+      names nobody gets 1.0 with the interval [1, 1]);
+    - the masculine-rate family (overall, disparity, position effect, per job) only when some item has a
+      detected attempt; a job without one has no row;
+    - ``stereotype_rate`` only when every job of ``male_jobs`` and ``female_jobs`` has a detected item;
+    - per job x race rows only when ``strata`` includes ``"race"``. Resampling within job x race cells
+      keeps every cell in every replicate, but a cell holding a single item then never varies: its
+      interval (and that cell's share of every other interval) has width 0. With few items per cell
+      resample within jobs, ``strata=("job",)`` (races exchangeable within a job), and read the cells'
+      point estimates from :func:`masculine_rate` with ``by=["job", "race"]``.
+
+    Intervals are percentile intervals as in :func:`bootstrap_ci`; with ``strata=("job", "race")`` and a
+    detected item in every stereotyped job the table equals ``summary(df, n_boot, seed, ...)``.
+
+    Parameters
+    ----------
+    df, n_boot, seed, level
+        As in :func:`summary`.
+    strata : ("job",) or ("job", "race")
+        Resampling strata (jobs are always kept: the masculine rate averages over them).
+    male_jobs, female_jobs : sequence of str
+        Jobs of the stereotype rate.
+
+    Returns
+    -------
+    DataFrame
+        ``metric, job, race, estimate, ci_low, ci_high, n_items`` in :func:`summary`'s row order.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item_id": [0, 0, 1, 1], "job": "retail", "race": ["White"] * 2 + ["Black"] * 2,
+    ...                    "winner_gender": [None] * 4})
+    >>> probe_report(df, n_boot=50, seed=0)[["metric", "estimate", "ci_low", "ci_high"]].values.tolist()
+    [['undetected_rate_attempts', 1.0, 1.0, 1.0], ['undetected_rate_items', 1.0, 1.0, 1.0]]
+    >>> df["winner_gender"] = ["Male", "Female", "Male", "Male"]
+    >>> probe_report(df, n_boot=50, seed=0, strata=("job",))["metric"].tolist()
+    ['masculine_rate', 'disparity', 'undetected_rate_attempts', 'undetected_rate_items', 'masculine_rate']
+    """
+    n_boot = _positive_int(n_boot, "n_boot")
+    level = _check_level(level)
+    strata = [strata] if isinstance(strata, str) else list(strata)
+    male, female = _check_jobs(male_jobs, female_jobs)
+    items = _Items(df, slot=0 if "winner_slot" in df.columns else None)
+    rows: list[dict[str, Any]] = []
+
+    def add(metric: str, job: Any, race: Any, est: Any, rep: np.ndarray, n: int) -> None:
+        low, high = _percentiles(rep, level, f"{metric} ({job}, {race})")
+        rows.append({"metric": metric, "job": job, "race": race, "estimate": float(est),
+                     "ci_low": float(low), "ci_high": float(high), "n_items": int(n)})
+
+    n_all = len(items.item_id)
+    all_family = _undetected_family(items)
+    all_est = all_family(np.arange(n_all)[None, :])
+    all_rep = _boot(all_family, _strata_codes(items, strata), n_boot, seed)
+    if not (items.n_detected > 0).any():
+        for name in ["undetected_rate_attempts", "undetected_rate_items"]:
+            add(name, ALL, ALL, all_est[name][0], all_rep[name], n_all)
+        return pd.DataFrame(rows)
+    stereo = set(male + female) <= set(items.job[items.n_detected > 0])
+    stats = _Stats(items, male if stereo else None, female if stereo else None)
+    n_det = len(stats.det.item_id)
+    det_est = stats.detected_family(np.arange(n_det)[None, :])
+    det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
+    for name in ["masculine_rate", "disparity", "stereotype_rate", "position_effect"]:
+        if name in det_est:
+            add(name, ALL, ALL, det_est[name][0], det_rep[name], n_det)
+    for name in ["undetected_rate_attempts", "undetected_rate_items"]:
+        add(name, ALL, ALL, all_est[name][0], all_rep[name], n_all)
+    job_n = np.bincount(stats.job_codes, minlength=len(stats.jobs))
+    for j, job in enumerate(stats.jobs):
+        add("masculine_rate", job, ALL, det_est["job_rate"][0, j], det_rep["job_rate"][:, j], job_n[j])
+    if "race" in strata:
+        cell_n = np.bincount(stats.cell_codes, minlength=len(stats.cells))
+        for c, (job, race) in enumerate(stats.cells):
+            add("masculine_rate", job, race, det_est["cell_rate"][0, c], det_rep["cell_rate"][:, c], cell_n[c])
+    return pd.DataFrame(rows)

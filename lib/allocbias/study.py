@@ -422,3 +422,492 @@ def timed(fn, *args, **kwargs) -> tuple[Any, float]:
     start = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - start
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Tables for the chapters: several systems at once, served models, provenance, quality, decisions
+# ----------------------------------------------------------------------------------------------------------------
+#: Columns that identify a system in the tidy tables of :func:`pointwise_table` and :func:`pairwise_table`.
+SYSTEM_COLUMNS: tuple[str, ...] = ("system", "model", "precision", "wording")
+#: Columns of :func:`provenance_table`.
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "table", "kind", "system", "model_key", "wording", "prompt_hash", "params", "rows", "elapsed_s", "runs",
+    "created_utc", "updated_utc", "python", "torch", "transformers", "allocbias", "cpu", "cpu_count", "gpu",
+    "command",
+)
+
+
+def _as_systems(systems: System | str | Iterable[System | str]) -> list[System]:
+    """Systems (objects or ids) as a list of :class:`System`; empty or repeated ids raise ``ValueError``."""
+    if isinstance(systems, (str, System)):
+        systems = [systems]
+    out = [s if isinstance(s, System) else parse_system(s) for s in systems]
+    if not out:
+        raise ValueError("systems is empty: name at least one system id, e.g. 'smollm2-fp32-paper'")
+    ids = [s.id for s in out]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"systems lists {repeated} more than once")
+    return out
+
+
+def served_system_id(model: str, wording: str) -> str:
+    """Label of a model behind an OpenAI-compatible server asked with one pointwise wording.
+
+    >>> served_system_id("smollm2-1.7b", "paper")
+    'smollm2-1.7b-served-paper'
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a non-empty string (the served model name), got {model!r}")
+    if wording not in WORDINGS:
+        raise ValueError(f"unknown wording {wording!r}; known: {list(WORDINGS)}")
+    return f"{model}-served-{wording}"
+
+
+def served_store(
+    engine: Any, task: str, wording: str = "paper", root: str | Path | None = None, *, command: str | None = None
+) -> ScoreStore:
+    """The :class:`~allocbias.store.ScoreStore` of a served model (an :class:`allocbias.serving.OpenAIEngine`).
+
+    Addressed like :func:`store_for` — same prompt hash (template and job texts) — but with the model key
+    ``openai:<served model name>`` and the served engine's parameters (``backend``, ``prefill_mode``,
+    ``top_logprobs`` for pointwise scores, ``extra_body``), so served rows never mix with local ones.
+    """
+    model = getattr(engine, "model", None)
+    if not isinstance(model, str) or not model:
+        raise ValueError("the served engine has no model name: create it with model='<served model name>'")
+    if task not in ("resume_pointwise", "resume_pairwise"):
+        raise ValueError(f"served scoring covers 'resume_pointwise' and 'resume_pairwise', not {task!r}")
+    served_system_id(model, wording)  # validates the wording
+    key = f"resume_pointwise/{wording}" if task == "resume_pointwise" else "resume_pairwise/paper"
+    p_hash = content_hash({"template": TEMPLATES[key], "jobs": job_texts_hash()})
+    params: dict[str, Any] = {k: v for k, v in TASK_PARAMS[task].items() if k != "engine"}
+    params.update(backend="openai", prefill_mode=getattr(engine, "prefill", None),
+                  extra_body=dict(getattr(engine, "extra_body", {}) or {}),
+                  wording=wording if task == "resume_pointwise" else "paper")
+    if task == "resume_pointwise":
+        params["top_logprobs"] = getattr(engine, "top_logprobs", None)
+    return ScoreStore(root if root is not None else scores_dir(), kind=task, model_key=f"openai:{model}",
+                      prompt_hash=p_hash, params=params, command=command)
+
+
+def score_resume_pointwise_served(
+    engine: Any,
+    candidates: pd.DataFrame,
+    *,
+    wording: str = "paper",
+    root: str | Path | None = None,
+    batch_size: int = 96,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`score_resume_pointwise` through a served model: same prompts, same output columns, the store of
+    :func:`served_store`. ``engine`` is an :class:`allocbias.serving.OpenAIEngine` (or anything with its
+    ``model`` attribute and ``pointwise`` method)."""
+    items = resume_pointwise_items(candidates, wording)
+    store = served_store(engine, "resume_pointwise", wording, root, command=command)
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        frame = pd.DataFrame(engine.pointwise(list(batch["messages"]), RESUME_LABELS, progress=False))
+        frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
+        return frame
+
+    table = run_resumable(store, items[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
+    return _join(candidates, items, table)
+
+
+def score_resume_pairwise_served(
+    engine: Any,
+    rounds: pd.DataFrame,
+    *,
+    root: str | Path | None = None,
+    batch_size: int = 56,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`score_resume_pairwise` through a served model (greedy ``generate``), store of :func:`served_store`."""
+    from .scoring import parse_pair_answer
+
+    items = resume_pairwise_items(rounds)
+    unique = items.drop_duplicates("prompt_id")
+    store = served_store(engine, "resume_pairwise", "paper", root, command=command)
+    max_new = TASK_PARAMS["resume_pairwise"]["max_new_tokens"]
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        answers = engine.generate(list(batch["messages"]), max_new_tokens=max_new, progress=False)
+        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
+
+    table = run_resumable(store, unique[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
+    out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
+    out["answer"] = out["answer"].fillna("")
+    out["winner"] = [parse_pair_answer(t, a, b) for t, a, b in zip(out["answer"], out["name_a"], out["name_b"])]
+    out["pair_id"] = out["job"] + "|" + out["round"].astype(str) + "|" + out["cand_a"] + "|" + out["cand_b"]
+    return out
+
+
+def _system_columns(frame: pd.DataFrame, system: str, model: str, precision: str, wording: str) -> pd.DataFrame:
+    frame = frame.copy()
+    for position, (col, value) in enumerate(zip(SYSTEM_COLUMNS, (system, model, precision, wording))):
+        frame.insert(position, col, value)
+    return frame
+
+
+def pointwise_table(
+    systems: System | str | Iterable[System | str],
+    candidates: pd.DataFrame,
+    *,
+    root: str | Path | None = None,
+    served: Any = None,
+    engine_for: Any = None,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Pointwise scores of several systems as one tidy table: one row per (system, candidate).
+
+    Columns: :data:`SYSTEM_COLUMNS` (``system`` id, ``model``, ``precision``, ``wording``), the candidate's
+    columns, then ``prompt_id``, ``score``, ``label_mass``, ``p_No``, ``p_Yes``, ``n_tokens`` — the output of
+    :func:`score_resume_pointwise` per system, stacked in the order of ``systems``. Each system's rows come
+    from its table under ``root`` (default: the committed ``data/scores``); only missing rows are scored,
+    and a system's model is loaded only when one of its rows is missing.
+
+    ``served``: an :class:`allocbias.serving.OpenAIEngine`; then every listed system contributes only its
+    *wording*, the served model answers (:func:`score_resume_pointwise_served`), and the rows are labelled
+    :func:`served_system_id` with precision ``"server"``. ``engine_for``: optional callable
+    ``System -> engine`` for local systems (e.g. one engine shared by calls, or a stand-in in tests).
+    """
+    chosen = _as_systems(systems)
+    _require(candidates, ["job", "resume_id", "full_name", "group"], "candidates")
+    if served is not None and engine_for is not None:
+        raise ValueError("pass either served (an OpenAI-compatible engine) or engine_for (local engines), not both")
+    frames = []
+    if served is not None:
+        wordings = list(dict.fromkeys(s.wording for s in chosen))
+        for wording in wordings:
+            table = score_resume_pointwise_served(served, candidates, wording=wording, root=root, command=command,
+                                                  progress=progress)
+            frames.append(_system_columns(table, served_system_id(served.model, wording), served.model, "server",
+                                          wording))
+    else:
+        for system in chosen:
+            engine = engine_for(system) if engine_for is not None else None
+            table = score_resume_pointwise(system, candidates, root=root, engine=engine, command=command,
+                                           progress=progress)
+            frames.append(_system_columns(table, system.id, system.model, system.precision, system.wording))
+    return pd.concat(frames, ignore_index=True)
+
+
+def pairwise_table(
+    systems: System | str | Iterable[System | str],
+    rounds: pd.DataFrame,
+    *,
+    root: str | Path | None = None,
+    served: Any = None,
+    engine_for: Any = None,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Pairwise answers of several systems as one tidy table: one row per (system, job, round, pair, order).
+
+    Columns: :data:`SYSTEM_COLUMNS` then those of :func:`score_resume_pairwise` (``prompt_id``, ``job``,
+    ``round``, ``cand_a``, ``cand_b``, ``name_a``, ``name_b``, ``order``, ``answer``, ``winner``, ``pair_id``).
+    The pairwise prompt has one wording (the paper's), so ``wording`` is ``"paper"`` and two systems that
+    differ only in their pointwise wording share one table. ``served`` and ``engine_for`` as in
+    :func:`pointwise_table`.
+    """
+    chosen = _as_systems(systems)
+    _require(rounds, ["job", "round", "candidate", "resume_id", "full_name"], "rounds")
+    if served is not None and engine_for is not None:
+        raise ValueError("pass either served (an OpenAI-compatible engine) or engine_for (local engines), not both")
+    frames = []
+    if served is not None:
+        table = score_resume_pairwise_served(served, rounds, root=root, command=command, progress=progress)
+        frames.append(_system_columns(table, served_system_id(served.model, "paper"), served.model, "server",
+                                      "paper"))
+    else:
+        for system in chosen:
+            engine = engine_for(system) if engine_for is not None else None
+            table = score_resume_pairwise(system, rounds, root=root, engine=engine, command=command,
+                                          progress=progress)
+            frames.append(_system_columns(table, system.id, system.model, system.precision, "paper"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def clear_tables(
+    systems: System | str | Iterable[System | str], tasks: str | Iterable[str], root: str | Path, *,
+    served: Any = None,
+) -> list[Path]:
+    """Delete the tables of every (system, task) under ``root`` so that the next run scores every row again.
+
+    With ``served`` (an OpenAI-compatible engine) the served model's tables for the systems' wordings are
+    deleted instead (:func:`served_store`). Returns the directories removed (tables that do not exist are
+    skipped). Refuses the committed ``data/scores``: a fresh run goes to another root.
+    """
+    import shutil
+
+    chosen = _as_systems(systems)
+    tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        raise ValueError(f"unknown task(s) {unknown}; known: {list(TASKS)}")
+    root = Path(root)
+    if root.resolve() == scores_dir().resolve():
+        raise ValueError(f"clear_tables refuses the committed tables in {scores_dir()}; score into another root")
+    if served is not None:
+        stores = [served_store(served, task, w, root) for task in tasks
+                  for w in dict.fromkeys(s.wording if task == "resume_pointwise" else "paper" for s in chosen)]
+    else:
+        stores = [store_for(system, task, root) for system in chosen for task in tasks]
+    removed = []
+    for store in stores:
+        if store.path.is_dir():
+            shutil.rmtree(store.path)
+            removed.append(store.path)
+    return removed
+
+
+def resolve_scores_root(scores_root: str | Path) -> Path:
+    """The folder of score tables a chapter reads: ``""`` means the committed ``data/scores``
+    (:func:`scores_dir`); a relative path is taken from the repository root, so the chapters find the same
+    folder whatever directory they are executed from.
+
+    >>> resolve_scores_root("") == scores_dir()
+    True
+    >>> resolve_scores_root("build/scores-smoke").relative_to(D.data_dir().parent).as_posix()
+    'build/scores-smoke'
+    """
+    if not isinstance(scores_root, (str, Path)):
+        raise ValueError(f"scores_root must be a path string, got {type(scores_root).__name__}")
+    if str(scores_root) == "":
+        return scores_dir()
+    path = Path(scores_root).expanduser()
+    if path.is_absolute():
+        return path
+    from .book import repo_root
+
+    return repo_root() / path
+
+
+def _system_of(model_key: str, wording: str) -> str:
+    """The study's system id of a stored table ('' when the model key names no system of the study)."""
+    if model_key.startswith("openai:"):
+        return served_system_id(model_key.split(":", 1)[1], wording) if wording in WORDINGS else ""
+    model, _, precision = model_key.partition("@")
+    if model in MODELS and precision in PRECISIONS and wording in WORDINGS:
+        return System(model, precision, wording).id
+    return ""
+
+
+def provenance_table(root: str | Path | None = None) -> pd.DataFrame:
+    """What made every score table under ``root`` (default: the committed ``data/scores``): one row per table.
+
+    Read from each table's ``provenance.json`` (:mod:`allocbias.store`). Columns :data:`PROVENANCE_COLUMNS`:
+    the table's directory name, ``kind`` (task), ``system`` (study id; ``''`` if none), ``model_key``,
+    ``wording``, ``prompt_hash`` (first 12 hex digits), ``params`` (canonical JSON), ``rows``,
+    ``elapsed_s`` (scoring seconds over all runs), ``runs`` (number of resumed runs), the first and last
+    write (UTC), the versions of python, torch, transformers and allocbias, the CPU, its core count and the
+    GPU (``''`` when none), and the command that regenerates the table. A root that does not exist yet has
+    no tables (empty frame); a malformed provenance file raises ``ValueError`` naming it.
+
+    >>> import tempfile
+    >>> provenance_table(tempfile.mkdtemp()).shape
+    (0, 20)
+    """
+    import json
+
+    from .store import PROVENANCE_FILE, canonical_json
+
+    root = Path(root) if root is not None else scores_dir()
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"scores root {root} is a file, not a folder of score tables")
+    rows = []
+    for path in sorted(root.glob(f"*/{PROVENANCE_FILE}")) if root.is_dir() else []:
+        try:
+            prov = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        missing = [f for f in ("kind", "model_key", "prompt_hash", "params", "rows") if f not in prov]
+        if missing:
+            raise ValueError(f"{path}: provenance lacks the field(s) {missing}")
+        params = prov["params"] if isinstance(prov["params"], Mapping) else {}
+        wording = str(params.get("wording", ""))
+        versions = prov.get("versions") or {}
+        hardware = prov.get("hardware") or {}
+        gpu = hardware.get("gpu")
+        rows.append({
+            "table": path.parent.name, "kind": prov["kind"], "system": _system_of(prov["model_key"], wording),
+            "model_key": prov["model_key"], "wording": wording, "prompt_hash": str(prov["prompt_hash"])[:12],
+            "params": canonical_json(params), "rows": int(prov["rows"]),
+            "elapsed_s": float(prov.get("elapsed_s", 0.0)), "runs": len(prov.get("runs") or []),
+            "created_utc": str(prov.get("created_utc", "")), "updated_utc": str(prov.get("updated_utc", "")),
+            "python": str(versions.get("python", "")), "torch": str(versions.get("torch", "")),
+            "transformers": str(versions.get("transformers", "")), "allocbias": str(versions.get("allocbias", "")),
+            "cpu": str(hardware.get("cpu", "")), "cpu_count": int(hardware.get("cpu_count") or 0),
+            "gpu": ", ".join(gpu) if isinstance(gpu, list) else str(gpu or ""),
+            "command": str(prov.get("command") or ""),
+        })
+    out = pd.DataFrame(rows, columns=list(PROVENANCE_COLUMNS))
+    return out.astype({"rows": np.int64, "elapsed_s": float, "runs": np.int64, "cpu_count": np.int64})
+
+
+def quality_separation(
+    scores: pd.DataFrame, *, by: Sequence[str] = ("system", "job"), score: str = "score", quality: str = "quality"
+) -> pd.DataFrame:
+    r"""How well the scores separate better résumés from worse ones: one row per (cell of ``by``, comparison).
+
+    For the comparisons high vs low, high vs medium and medium vs low (:data:`allocbias.data.QUALITIES`):
+    the mean score of each side and :func:`allocbias.metrics.rabbi` between the two sides,
+    ``R = mean over pairs of [1(s_better > s_worse) - 1(s_better < s_worse)]``, with
+    ``p_better = (1 + R) / 2``, the probability that a random candidate of the better quality outscores a
+    random one of the worse quality (ties count half: the AUC). ``R = 1``: perfect separation; ``R = 0``:
+    none.
+
+    >>> df = pd.DataFrame({"quality": ["high", "high", "medium", "low", "low"], "score": [0.9, 0.4, 0.5, 0.5, 0.1]})
+    >>> quality_separation(df, by=())[["better", "worse", "rabbi", "p_better"]].to_dict("records")[0]
+    {'better': 'high', 'worse': 'low', 'rabbi': 0.5, 'p_better': 0.75}
+    """
+    from .metrics import rabbi
+
+    by = list(by)
+    _require(scores, [*by, score, quality], "scores")
+    unknown = sorted(set(scores[quality].dropna().astype(str)) - set(D.QUALITIES))
+    if unknown:
+        raise ValueError(f"column {quality!r} holds unknown qualities {unknown}; known: {list(D.QUALITIES)}")
+    cells = scores.groupby(by, sort=True, observed=True) if by else [((), scores)]
+    rows = []
+    for key, cell in cells:
+        key = key if isinstance(key, tuple) else (key,)
+        where = f" in cell {dict(zip(by, key))}" if by else ""
+        values = {q: cell.loc[cell[quality] == q, score].to_numpy(dtype=float) for q in D.QUALITIES}
+        for better, worse in (("high", "low"), ("high", "medium"), ("medium", "low")):
+            for q in (better, worse):
+                if values[q].size == 0:
+                    raise ValueError(f"no {q!r} résumés{where}: cannot compare {better} with {worse}")
+            r = rabbi(values[better], values[worse])
+            rows.append([*key, better, worse, float(values[better].mean()), float(values[worse].mean()),
+                         float(values[better].mean() - values[worse].mean()), r, (1.0 + r) / 2.0])
+    return pd.DataFrame(rows, columns=[*by, "better", "worse", "mean_better", "mean_worse", "mean_difference",
+                                       "rabbi", "p_better"])
+
+
+def _cells(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
+    if not by:
+        return [((), frame)]
+    return [(key if isinstance(key, tuple) else (key,), cell)
+            for key, cell in frame.groupby(by, sort=False, observed=True)]
+
+
+def selection_table(
+    scores: pd.DataFrame,
+    k: int | Sequence[int],
+    rounds: int,
+    seed: int,
+    *,
+    by: Sequence[str] = ("system",),
+    subtask: str = "job",
+    score: str = "score",
+    group: str = "group",
+    qualified: str = "qualified",
+) -> pd.DataFrame:
+    r"""Selection rates of every group, the reference included, from the pools of :func:`allocbias.selection.simulate`.
+
+    Per cell of ``by`` (a system) and per subtask (a job): ``rounds`` pools of one candidate per group
+    (:func:`allocbias.selection.draw_group_pools` with ``seed``; every cell gets the *same* pools, so systems
+    are compared on the same draws), top-``k`` selection with shared ties
+    (:func:`allocbias.selection.select_top_k`), and per group
+
+    ``phi = selections / appearances`` over all candidates, ``psi`` the same over qualified candidates only.
+
+    With one candidate per group per round, every group appears ``rounds`` times and the ``phi`` of a subtask
+    sum to ``k`` over its groups. These are the rates behind ``dDP = phi(A) - phi(B)`` and
+    ``dEO = psi(A) - psi(B)`` of :func:`allocbias.selection.simulate`, called with the same arguments.
+
+    Returns one row per (``by``, subtask, k, group): ``appearances``, ``selections``, ``phi``,
+    ``qualified_appearances``, ``qualified_selections``, ``psi``, and ``tied_rounds`` (rounds of the subtask
+    in which candidates tied at the cut share seats) and ``rounds``.
+
+    >>> df = pd.DataFrame({"system": "s", "job": "j", "group": ["A", "B", "C"],
+    ...                    "qualified": [True, True, True], "score": [0.5, 0.5, 0.2]})
+    >>> selection_table(df, 1, 10, 0)[["group", "phi", "psi", "tied_rounds"]].to_dict("list")
+    {'group': ['A', 'B', 'C'], 'phi': [0.5, 0.5, 0.0], 'psi': [0.5, 0.5, 0.0], 'tied_rounds': [10, 10, 10]}
+    """
+    from .selection import draw_group_pools, select_top_k, selection_rates
+
+    by = list(by)
+    _require(scores, [*by, subtask, score, group, qualified], "scores")
+    ks = [int(k)] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else [int(x) for x in k]
+    frames = []
+    for key, cell in _cells(scores, by):
+        cell = cell.reset_index(drop=True)
+        pools = draw_group_pools(cell, rounds, seed, group=group, by=subtask)
+        values = cell[score].to_numpy(dtype=float)
+        selected = select_top_k(values[pools], ks)  # (K, rounds in all subtasks, pool)
+        fractional = ((selected > 0) & (selected < 1)).any(axis=2)  # (K, rounds)
+        subtasks = sorted(pd.unique(cell[subtask]))
+        for s, name in enumerate(subtasks):
+            block = slice(s * rounds, (s + 1) * rounds)
+            everyone = selection_rates(cell, pools[block], selected[:, block], group=group, k=ks)
+            among = selection_rates(cell, pools[block], selected[:, block], group=group, qualified=qualified, k=ks)
+            frame = everyone.rename(columns={"selection_rate": "phi"})
+            frame["qualified_appearances"] = among["appearances"].to_numpy()
+            frame["qualified_selections"] = among["selections"].to_numpy()
+            frame["psi"] = among["selection_rate"].to_numpy()
+            frame["tied_rounds"] = fractional[:, block].sum(axis=1)[frame["k"].map({kk: i for i, kk in enumerate(ks)})]
+            frame["rounds"] = rounds
+            frame.insert(0, subtask, name)
+            for col, value in reversed(list(zip(by, key))):
+                frame.insert(0, col, value)
+            frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    return out.astype({"tied_rounds": np.int64, "rounds": np.int64})
+
+
+def allocation_table(
+    scores: pd.DataFrame,
+    k: int | Sequence[int],
+    rounds: int,
+    seed: int,
+    *,
+    by: Sequence[str] = ("system",),
+    subtask: str = "job",
+    reference: str = D.REFERENCE_GROUP,
+    score: str = "score",
+    group: str = "group",
+    qualified: str = "qualified",
+) -> pd.DataFrame:
+    """ΔDP and ΔEO of every group against ``reference``, per cell of ``by`` and subtask: one
+    :func:`allocbias.selection.simulate` call per cell (same ``seed``, hence the same pools as
+    :func:`selection_table`), with the ``by`` columns in front.
+
+    ``dDP = phi(A, k) - phi(B, k)``, ``dEO = psi(A, k) - psi(B, k)``, signed (positive: group A is selected
+    more often than the reference group B).
+    """
+    from .selection import simulate
+
+    by = list(by)
+    _require(scores, [*by, subtask, score, group, qualified], "scores")
+    frames = []
+    for key, cell in _cells(scores, by):
+        gaps = simulate(cell.reset_index(drop=True), score, k, reference, rounds, seed, by=subtask, group=group,
+                        qualified=qualified)
+        for col, value in reversed(list(zip(by, key))):
+            gaps.insert(0, col, value)
+        frames.append(gaps)
+    return pd.concat(frames, ignore_index=True)
+
+
+__all__ += [
+    "PROVENANCE_COLUMNS",
+    "SYSTEM_COLUMNS",
+    "allocation_table",
+    "clear_tables",
+    "pairwise_table",
+    "pointwise_table",
+    "provenance_table",
+    "quality_separation",
+    "resolve_scores_root",
+    "score_resume_pairwise_served",
+    "score_resume_pointwise_served",
+    "selection_table",
+    "served_store",
+    "served_system_id",
+]
