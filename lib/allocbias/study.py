@@ -472,6 +472,13 @@ def served_store(
     Addressed like :func:`store_for` — same prompt hash (template and job texts) — but with the model key
     ``openai:<served model name>`` and the served engine's parameters (``backend``, ``prefill_mode``,
     ``top_logprobs`` for pointwise scores, ``extra_body``), so served rows never mix with local ones.
+
+    >>> import tempfile
+    >>> class Served:  # what the store needs of an OpenAIEngine
+    ...     model, prefill, top_logprobs, extra_body = "tiny", "vllm", 20, {}
+    >>> store = served_store(Served(), "resume_pointwise", "paper", tempfile.mkdtemp())
+    >>> store.key["model_key"], store.key["params"]["backend"]
+    ('openai:tiny', 'openai')
     """
     model = getattr(engine, "model", None)
     if not isinstance(model, str) or not model:
@@ -503,7 +510,18 @@ def score_resume_pointwise_served(
 ) -> pd.DataFrame:
     """:func:`score_resume_pointwise` through a served model: same prompts, same output columns, the store of
     :func:`served_store`. ``engine`` is an :class:`allocbias.serving.OpenAIEngine` (or anything with its
-    ``model`` attribute and ``pointwise`` method)."""
+    ``model`` attribute and ``pointwise`` method).
+
+    >>> import tempfile
+    >>> class Served:  # a stand-in server: P(Yes) = 0.7 for everybody
+    ...     model, prefill, top_logprobs, extra_body = "tiny", "vllm", 20, {}
+    ...     def pointwise(self, prompts, labels, **kw):
+    ...         return [{"score": 0.7, "label_mass": 1.0, "p_No": 0.3, "p_Yes": 0.7, "n_tokens": 9} for _ in prompts]
+    >>> cands = D.candidate_table(["retail"], names_per_group=1)
+    >>> table = score_resume_pointwise_served(Served(), cands, root=tempfile.mkdtemp())
+    >>> len(table), float(table["score"].max())
+    (48, 0.7)
+    """
     items = resume_pointwise_items(candidates, wording)
     store = served_store(engine, "resume_pointwise", wording, root, command=command)
 
@@ -525,7 +543,18 @@ def score_resume_pairwise_served(
     command: str | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """:func:`score_resume_pairwise` through a served model (greedy ``generate``), store of :func:`served_store`."""
+    """:func:`score_resume_pairwise` through a served model (greedy ``generate``), store of :func:`served_store`.
+
+    >>> import tempfile
+    >>> class Served:  # a stand-in server that answers nothing usable
+    ...     model, prefill, top_logprobs, extra_body = "tiny", "vllm", 20, {}
+    ...     def generate(self, prompts, **kw):
+    ...         return ["" for _ in prompts]
+    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 1, 0)
+    >>> answers = score_resume_pairwise_served(Served(), pools, root=tempfile.mkdtemp())
+    >>> len(answers), set(answers["winner"])
+    (56, {'undetected'})
+    """
     from .scoring import parse_pair_answer
 
     items = resume_pairwise_items(rounds)
@@ -573,7 +602,20 @@ def pointwise_table(
     ``served``: an :class:`allocbias.serving.OpenAIEngine`; then every listed system contributes only its
     *wording*, the served model answers (:func:`score_resume_pointwise_served`), and the rows are labelled
     :func:`served_system_id` with precision ``"server"``. ``engine_for``: optional callable
-    ``System -> engine`` for local systems (e.g. one engine shared by calls, or a stand-in in tests).
+    ``System -> engine`` for local systems (e.g. a :class:`LazyEngine` shared by calls, or a stand-in).
+
+    >>> import tempfile
+    >>> class Half:  # a stand-in engine: every candidate gets 0.5
+    ...     def pointwise(self, prompts, labels, **kw):
+    ...         return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
+    >>> cands = D.candidate_table(["retail"], names_per_group=1)
+    >>> root = tempfile.mkdtemp()
+    >>> pair = ["smollm2-fp32-paper", "smollm2-fp32-direct"]
+    >>> table = pointwise_table(pair, cands, root=root, engine_for=lambda s: Half())
+    >>> table.groupby("system").size().to_dict(), list(table.columns[:4])
+    ({'smollm2-fp32-direct': 48, 'smollm2-fp32-paper': 48}, ['system', 'model', 'precision', 'wording'])
+    >>> len(clear_tables(["smollm2-fp32-paper"], "resume_pointwise", root))  # the next run scores again
+    1
     """
     chosen = _as_systems(systems)
     _require(candidates, ["job", "resume_id", "full_name", "group"], "candidates")
@@ -606,13 +648,22 @@ def pairwise_table(
     command: str | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Pairwise answers of several systems as one tidy table: one row per (system, job, round, pair, order).
+    r"""Pairwise answers of several systems as one tidy table: one row per (system, job, round, pair, order).
 
     Columns: :data:`SYSTEM_COLUMNS` then those of :func:`score_resume_pairwise` (``prompt_id``, ``job``,
     ``round``, ``cand_a``, ``cand_b``, ``name_a``, ``name_b``, ``order``, ``answer``, ``winner``, ``pair_id``).
     The pairwise prompt has one wording (the paper's), so ``wording`` is ``"paper"`` and two systems that
     differ only in their pointwise wording share one table. ``served`` and ``engine_for`` as in
     :func:`pointwise_table`.
+
+    >>> import tempfile
+    >>> class First:  # a stand-in engine that always names the candidate shown first
+    ...     def generate(self, prompts, **kw):
+    ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
+    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 1, 0)
+    >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
+    >>> len(answers), sorted(set(answers["winner"]))  # 28 pairs, both orders: the "winner" follows the order
+    (56, ['a', 'b'])
     """
     chosen = _as_systems(systems)
     _require(rounds, ["job", "round", "candidate", "resume_id", "full_name"], "rounds")
@@ -880,6 +931,11 @@ def allocation_table(
 
     ``dDP = phi(A, k) - phi(B, k)``, ``dEO = psi(A, k) - psi(B, k)``, signed (positive: group A is selected
     more often than the reference group B).
+
+    >>> df = pd.DataFrame({"system": "s", "job": "j", "group": ["A", "B", "A", "B"],
+    ...                    "qualified": [True, True, False, False], "score": [0.9, 0.3, 0.8, 0.1]})
+    >>> allocation_table(df, 1, 50, 0, reference="B")[["system", "job", "group", "dDP", "dEO"]].to_dict("records")
+    [{'system': 's', 'job': 'j', 'group': 'A', 'dDP': 1.0, 'dEO': 1.0}]
     """
     from .selection import simulate
 
@@ -895,7 +951,55 @@ def allocation_table(
     return pd.concat(frames, ignore_index=True)
 
 
+class LazyEngine:
+    """An engine for a system that is created on first use: reading complete tables loads no model.
+
+    ``pointwise`` and ``generate`` forward to ``factory(system)``, called once, at the first scoring call
+    (default: a :class:`~allocbias.scoring.LocalEngine` on ``system.load()``). Share one per model and
+    precision between the tables of a chapter (``engine_for`` of :func:`pointwise_table` and
+    :func:`pairwise_table`), so the pointwise and pairwise tables of a model load it at most once.
+
+    >>> calls = []
+    >>> engine = LazyEngine(System("smollm2-135m-instruct"), factory=lambda s: calls.append(s.id) or "an engine")
+    >>> engine.loaded, calls
+    (False, [])
+    """
+
+    def __init__(self, system: System, *, factory: Any = None, batch_size: int = 8) -> None:
+        if not isinstance(system, System):
+            raise ValueError(f"system must be a System, got {type(system).__name__}")
+        self.system = system
+        self._factory = factory
+        self._batch_size = batch_size
+        self._engine: Any = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the engine (hence the model) has been created."""
+        return self._engine is not None
+
+    def engine(self) -> Any:
+        """The underlying engine, created on the first call."""
+        if self._engine is None:
+            if self._factory is not None:
+                self._engine = self._factory(self.system)
+            else:
+                from .scoring import LocalEngine
+
+                self._engine = LocalEngine(self.system.load(), batch_size=self._batch_size)
+        return self._engine
+
+    def pointwise(self, *args: Any, **kwargs: Any) -> Any:
+        """``engine().pointwise(...)``."""
+        return self.engine().pointwise(*args, **kwargs)
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """``engine().generate(...)``."""
+        return self.engine().generate(*args, **kwargs)
+
+
 __all__ += [
+    "LazyEngine",
     "PROVENANCE_COLUMNS",
     "SYSTEM_COLUMNS",
     "allocation_table",

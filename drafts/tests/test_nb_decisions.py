@@ -1,0 +1,99 @@
+"""Assertions on notebooks/03_decisions.ipynb executed through papermill (smoke profile).
+
+Executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with ``profiles/smoke.yaml``.
+Under the smoke profile the chapter reads the slice that chapter 2 scored into ``build/scores-smoke``, or
+scores it live when this test runs first. The assertions hold under the smoke parameters and the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from allocbias import data
+from allocbias.book import load_profile, notebook_parameters
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "03_decisions"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+
+
+@pytest.fixture(scope="module")
+def executed(smoke_notebook):
+    return smoke_notebook(STEM)
+
+
+@pytest.fixture(scope="module")
+def glued(executed):
+    return executed[1]
+
+
+@pytest.fixture(scope="module")
+def params():
+    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+
+
+def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
+    nb = json.loads(executed[0].read_text())
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out.get("evalue")
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+    assert figures >= 2
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    nb = json.loads(SOURCE.read_text())
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
+    assert len(referenced) > 40
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+
+
+def test_shapes_follow_the_parameters(glued, params):
+    assert glued["k"] == params["k"] and glued["rounds"] == params["rounds"]
+    assert glued["n_groups"] == len(data.GROUPS) == 8
+    assert glued["n_others"] == glued["n_groups"] - 1 == 7  # every group against the reference, White men
+    assert glued["reference"] == data.REFERENCE_GROUP
+    assert glued["n_jobs"] == len(params["jobs"])
+    assert glued["n_cells"] == 7 * len(params["jobs"])
+    assert glued["n_candidates"] == len(params["jobs"]) * 6 * 8 * params["names_per_group"]
+    assert glued["n_rounds_all"] == params["rounds"] * len(params["jobs"]) * len(params["systems"])
+    assert glued["example_job"] in params["jobs"]
+    assert len(glued["example_selected"].split(" and ")) == params["k"]
+
+
+def test_selection_rates_fill_k_seats(glued, params):
+    assert glued["parity"] == pytest.approx(params["k"] / 8)
+    assert glued["max_total_error"] < 1e-9  # the rates of a job add up to k
+    assert 0.0 <= glued["phi_min"] <= glued["parity"] <= glued["phi_max"] <= 1.0
+    assert 0 <= glued["n_tied_rounds"] <= glued["n_rounds_all"]
+    assert glued["tie_share"] == pytest.approx(1 / 3)  # (k - m) / t with k = 2, m = 1, t = 3
+
+
+def test_gaps_are_signed_rate_differences(glued, params):
+    assert -1.0 <= glued["dDP_min"] <= glued["dDP_max"] <= 1.0
+    assert -1.0 <= glued["dEO_min"] <= glued["dEO_max"] <= 1.0
+    assert 0 <= glued["n_cells_negative"] <= glued["n_cells"]
+    p = params["k"] / 8
+    assert glued["dp_se"] == pytest.approx(math.sqrt(2 * p * (1 - p) * 8 / 7 / params["rounds"]))
+    for key in ("r_dDP_dEO", "r_delta_dDP", "r_rabbi_dDP"):
+        assert -1.0 - 1e-12 <= glued[key] <= 1.0 + 1e-12, key
+
+
+def test_the_figure_1_counterpart(glued):
+    assert 0 <= glued["n_sign_flips"] <= glued["n_others"]
+    assert 0 <= glued["n_cell_flips"] <= glued["n_cells"]
+    assert (glued["sign_flip_groups"] == "none") == (glued["n_sign_flips"] == 0)
+    for group in ("male_black", "male_hispanic"):
+        assert -1.0 <= glued[f"fig1_delta_{group}"] <= 1.0 and -1.0 <= glued[f"fig1_dDP_{group}"] <= 1.0
+    assert abs(glued["fig1_delta_male_black"]) <= glued["delta_abs_max"]
+    assert 0.0 <= glued["score_min"] <= glued["score_max"] <= 1.0

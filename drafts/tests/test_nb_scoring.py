@@ -1,0 +1,154 @@
+"""Assertions on notebooks/02_scoring.ipynb executed through papermill (smoke profile).
+
+The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
+parameters of ``profiles/smoke.yaml``; the smoke profile scores a small slice live (a fresh store under
+``build/``), so the real model path runs. The assertions hold under the smoke parameters and the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from allocbias import data, study
+from allocbias.book import execute_notebook, glued_values, load_profile, notebook_parameters
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "02_scoring"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+VERDICTS = (
+    "ranks weak résumés above strong ones in every job",
+    "separates strong from weak résumés in some jobs and ranks them the wrong way round in others",
+    "barely separates strong from weak résumés",
+    "separates strong from weak résumés only moderately",
+    "separates strong from weak résumés well",
+)
+
+
+@pytest.fixture(scope="module")
+def executed(smoke_notebook):
+    return smoke_notebook(STEM)
+
+
+@pytest.fixture(scope="module")
+def glued(executed):
+    return executed[1]
+
+
+@pytest.fixture(scope="module")
+def params():
+    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+
+
+def _check_outputs(path):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out.get("evalue")
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    return sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+
+
+def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
+    assert _check_outputs(executed[0]) >= 3
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    nb = json.loads(SOURCE.read_text())
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
+    assert len(referenced) > 60
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+
+
+def test_shapes_follow_the_parameters(glued, params):
+    n_candidates = len(params["jobs"]) * 6 * len(data.GROUPS) * params["names_per_group"]
+    assert glued["n_candidates"] == n_candidates
+    assert glued["n_systems"] == len(params["systems"])
+    assert glued["n_rows"] == n_candidates * len(params["systems"])
+    assert glued["first_system"] == params["systems"][0]
+    assert glued["n_jobs"] == len(params["jobs"])
+    if params["rescore"]:  # the smoke profile: every row of the slice was scored live, by the real model
+        assert glued["n_scored_live"] == glued["n_rows"]
+        keys = {study.parse_system(s).model_key for s in params["systems"] + params["pairwise_systems"]}
+        assert glued["models_loaded"] == len(keys)  # one engine per model and precision, shared by both tasks
+    assert glued["prov_rows"] >= n_candidates
+
+
+def test_scores_and_label_mass_are_probabilities(glued):
+    assert 0.0 <= glued["score_min"] <= glued["score_mean"] <= glued["score_max"] <= 1.0
+    assert 0.0 <= glued["mass_min"] <= glued["mass_p05"] <= glued["mass_median"] <= glued["mass_max"] <= 1.0
+    assert 0.0 <= glued["share_low_mass"] <= 1.0
+    # the worked example: score = P(Yes-forms) / label mass, and the two raw masses add up to the label mass
+    assert glued["ex_raw_yes"] / glued["ex_mass"] == pytest.approx(glued["ex_score"], rel=1e-9)
+    assert glued["ex_raw_yes"] + glued["ex_raw_no"] == pytest.approx(glued["ex_mass"], rel=1e-9)
+    assert 0.0 <= glued["mass_group_spread"] <= 1.0
+    assert {glued["mass_group_low"], glued["mass_group_high"]} <= set(data.GROUPS)
+
+
+def test_label_forms(glued):
+    assert glued["yes_forms"] == "'Yes', ' Yes', 'yes', ' yes'"
+    assert glued["caps_yes_tokens"] == 2 and glued["caps_no_tokens"] == 1  # why all-capital forms are left out
+
+
+def test_the_pairwise_rule_on_the_worked_example(glued):
+    expected = {"consistent": (1.0, 0.0), "inconsistent": (0.5, 0.5), "tie": (0.5, 0.5), "mixed": (0.75, 0.25),
+                "undetected": (0.5, 0.0)}
+    for case, (a, b) in expected.items():
+        assert (glued[f"points_{case}_a"], glued[f"points_{case}_b"]) == (a, b), case
+
+
+def test_pairwise_answers(glued, params):
+    if not params["pairwise_systems"]:
+        assert glued["n_pairwise_prompts"] == 0 and "no pairwise answers" in glued["pairwise_summary"]
+        return
+    groups = len(params["pairwise_groups"]) or len(data.GROUPS)
+    per_system = 2 * math.comb(groups, 2) * params["pairwise_rounds"] * len(params["jobs"])
+    assert glued["n_pairwise_prompts"] == per_system * len(params["pairwise_systems"])
+    assert glued["pw_regular"] + glued["pw_tie"] + glued["pw_undetected"] == pytest.approx(100.0)
+    for key in ("pw_regular", "pw_tie", "pw_undetected", "pw_inconsistent", "pw_empty"):
+        assert 0.0 <= glued[key] <= 100.0, key
+    assert glued["pw_empty"] <= glued["pw_undetected"] + 1e-9  # an empty answer names nobody
+
+
+def test_quality_separation_is_a_rank_statistic(glued):
+    assert -1.0 <= glued["sep_rabbi_job_min"] <= glued["sep_rabbi"] <= glued["sep_rabbi_job_max"] <= 1.0
+    assert glued["sep_p"] == pytest.approx((1 + glued["sep_rabbi"]) / 2)
+    assert 0 <= glued["n_jobs_reversed"] <= glued["n_jobs"]
+    assert glued["sep_verdict"] in VERDICTS
+    for q in data.QUALITIES:
+        assert 0.0 <= glued[f"sep_mean_{q}"] <= 1.0
+    assert glued["sd_within"] >= 0 and glued["sd_between"] >= 0
+
+
+def test_systems_and_provenance(glued, params):
+    assert glued["n_possible_systems"] == len(study.systems(precisions=study.PRECISIONS))
+    assert glued["audited_systems"] == ", ".join(params["systems"])
+    assert glued["scores_root"] == (params["scores_root"] or "data/scores")
+    assert re.fullmatch(r"[0-9a-f]{12}", glued["prov_prompt_hash"])
+    assert glued["n_tables"] >= 1 and glued["prov_elapsed_min"] >= 0
+    assert "2 cores" in glued["prov_cpu"] or "cores" in glued["prov_cpu"]
+    assert glued["prov_command"].startswith(("papermill notebooks/02_scoring.ipynb", "python scripts/score_study.py"))
+
+
+@pytest.mark.slow
+def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path):
+    """With the book's settings every row comes from data/scores (skipped while that table is incomplete)."""
+    system = study.parse_system(notebook_parameters(SOURCE)["systems"][0])
+    cands = data.candidate_table(notebook_parameters(SOURCE)["jobs"], names_per_group=10, seed=0)
+    ids = set(study.resume_pointwise_items(cands)["prompt_id"])
+    if not ids <= study.store_for(system, "resume_pointwise").done_ids():
+        pytest.skip("the committed table does not hold every row yet: the default run would score live")
+    result = execute_notebook(SOURCE, tmp_path / "default.ipynb", {}, cwd=ROOT)
+    glued = glued_values(result.output)
+    assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(cands)
+    assert glued["models_loaded"] == 0
+    assert _check_outputs(result.output) >= 3
+    assert glued["n_pairwise_prompts"] == 0
