@@ -186,6 +186,31 @@ def store_for(
                       prompt_hash=p_hash, params=params, command=command)
 
 
+class _LazyEngine:
+    """The engine to score with: the one given, or a LocalEngine on ``system.load()`` made on first use
+    (so reading a complete stored table never loads a model)."""
+
+    def __init__(self, system: System, engine: Any, batch_size: int) -> None:
+        self.system, self.engine, self.batch_size = system, engine, batch_size
+
+    def get(self) -> Any:
+        if self.engine is None:
+            from .scoring import LocalEngine
+
+            self.engine = LocalEngine(self.system.load(), batch_size=self.batch_size)
+        return self.engine
+
+
+def _answer_fn(lazy: _LazyEngine, max_new_tokens: int):
+    """A ``run_resumable`` score function: greedy answers (raw text) to a batch of prompts."""
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        answers = lazy.get().generate(list(batch["messages"]), max_new_tokens=max_new_tokens, progress=False)
+        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
+
+    return score
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Pointwise
 # ----------------------------------------------------------------------------------------------------------------
@@ -230,14 +255,10 @@ def score_resume_pointwise(
     """
     items = resume_pointwise_items(candidates, system.wording)
     store = store_for(system, "resume_pointwise", root, command=command)
-    engine_box: list[Any] = [engine]
+    lazy = _LazyEngine(system, engine, engine_batch_size)
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:
-        if engine_box[0] is None:
-            from .scoring import LocalEngine
-
-            engine_box[0] = LocalEngine(system.load(), batch_size=engine_batch_size)
-        results = engine_box[0].pointwise(list(batch["messages"]), RESUME_LABELS, progress=False)
+        results = lazy.get().pointwise(list(batch["messages"]), RESUME_LABELS, progress=False)
         frame = pd.DataFrame(results)
         frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
         return frame
@@ -328,16 +349,7 @@ def score_resume_pairwise(
     items = resume_pairwise_items(rounds)
     unique = items.drop_duplicates("prompt_id")
     store = store_for(system, "resume_pairwise", root, command=command)
-    engine_box: list[Any] = [engine]
-    max_new = TASK_PARAMS["resume_pairwise"]["max_new_tokens"]
-
-    def score(batch: pd.DataFrame) -> pd.DataFrame:
-        if engine_box[0] is None:
-            from .scoring import LocalEngine
-
-            engine_box[0] = LocalEngine(system.load(), batch_size=engine_batch_size)
-        answers = engine_box[0].generate(list(batch["messages"]), max_new_tokens=max_new, progress=False)
-        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
+    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size), TASK_PARAMS["resume_pairwise"]["max_new_tokens"])
 
     table = run_resumable(store, unique[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
     out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
@@ -392,16 +404,7 @@ def score_hiring_bloomberg(
 ) -> pd.DataFrame:
     """Raw answers of ``system`` to HiringBloomberg attempts, joined to the attempts (``answer`` column)."""
     store = store_for(system, "hiring_bloomberg", root, command=command)
-    engine_box: list[Any] = [engine]
-    max_new = TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"]
-
-    def score(batch: pd.DataFrame) -> pd.DataFrame:
-        if engine_box[0] is None:
-            from .scoring import LocalEngine
-
-            engine_box[0] = LocalEngine(system.load(), batch_size=engine_batch_size)
-        answers = engine_box[0].generate(list(batch["messages"]), max_new_tokens=max_new, progress=False)
-        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
+    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size), TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"])
 
     table = run_resumable(store, attempts[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
     out = attempts.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
