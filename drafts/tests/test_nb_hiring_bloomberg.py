@@ -2,8 +2,9 @@
 
 The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
 parameters of ``profiles/smoke.yaml`` (smoke: a fresh score folder, the retail job, one ordering: 8 prompts
-answered live by the local model, several minutes on a small CPU). The assertions hold under the smoke
-parameters and under the defaults (which read the committed table in data/scores).
+answered live by the local model, about a minute on an idle 2-core CPU, ten times that on a busy one; a second
+run reads them from the folder). The assertions hold under the smoke parameters and under the defaults (which
+read the committed table in data/scores).
 """
 
 from __future__ import annotations
