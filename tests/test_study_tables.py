@@ -333,3 +333,42 @@ def test_lazy_engines_load_once_and_only_when_a_row_is_missing(tmp_path, candida
     assert made == [PAPER] and not any(e.loaded for e in engines.values()), "complete tables load nothing"
     with pytest.raises(ValueError, match="system must be a System"):
         study.LazyEngine(PAPER)
+
+
+def test_study_scores_reads_local_and_served_tables_and_names_what_is_missing(tmp_path):
+    class Served:  # a stand-in OpenAI-compatible engine: P(Yes) = 0.7 for everybody
+        model, prefill, top_logprobs, extra_body = "my-model", "vllm", 20, {}
+
+        def pointwise(self, prompts, labels, **kw):
+            return [{"score": 0.7, "label_mass": 1.0, "p_No": 0.3, "p_Yes": 0.7, "n_tokens": 9} for _ in prompts]
+
+    class Half:
+        def pointwise(self, prompts, labels, **kw):
+            return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
+
+    cands = D.candidate_table(["retail"], names_per_group=1)
+    study.pointwise_table(["smollm2-fp32-paper"], cands, root=tmp_path, engine_for=lambda s: Half())
+    study.score_resume_pointwise_served(Served(), cands, wording="direct", root=tmp_path)
+    table = study.study_scores(["smollm2-fp32-paper", "my-model-served-direct"], jobs=["retail"],
+                               names_per_group=1, root=tmp_path)
+    assert table.groupby("system")["score"].max().to_dict() == {"my-model-served-direct": 0.7,
+                                                                "smollm2-fp32-paper": 0.5}
+    assert set(table.loc[table["system"] == "my-model-served-direct", "precision"]) == {"server"}
+    with pytest.raises(ValueError, match=r"smollm2-fp32-direct.*lacks 48 of the 48.*score_study.py"):
+        study.study_scores(["smollm2-fp32-direct"], jobs=["retail"], names_per_group=1, root=tmp_path)
+    with pytest.raises(ValueError, match=r"lacks \d+ of the 96"):
+        study.study_scores(["smollm2-fp32-paper"], jobs=["retail"], names_per_group=2, root=tmp_path)
+    with pytest.raises(ValueError, match="no stored pointwise table of the served model 'other'"):
+        study.study_scores(["other-served-paper"], jobs=["retail"], names_per_group=1, root=tmp_path)
+    with pytest.raises(ValueError, match="more than once"):
+        study.study_scores(["smollm2-fp32-paper"] * 2, jobs=["retail"], names_per_group=1, root=tmp_path)
+
+
+def test_study_points_has_one_row_per_system_job_group_and_k():
+    cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2)
+    rng = np.random.default_rng(0)
+    scores = pd.concat([cands.assign(system=s, score=rng.random(len(cands))) for s in ("a", "b")], ignore_index=True)
+    points = study.study_points(scores, [1, 2], 100, 0)
+    assert len(points) == 2 * 2 * 7 * 2
+    assert points.groupby(["system", "job", "group"])["rabbi"].nunique().eq(1).all()  # metrics do not depend on k
+    assert {"dDP", "dEO", "rabbi_qualified", "avg_gap", "jsd", "emd"} <= set(points.columns)

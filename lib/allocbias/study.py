@@ -22,6 +22,7 @@ scored on the spot (``rescore=True`` in the scoring chapter forces every row).
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -963,6 +964,153 @@ def allocation_table(
     return pd.concat(frames, ignore_index=True)
 
 
+#: The systems of the study whose pointwise tables are committed (complete: 1,920 rows each) in data/scores.
+STUDY_SYSTEMS: tuple[str, ...] = (
+    "smollm2-fp32-paper",
+    "smollm2-fp32-direct",
+    "smollm2-int8-paper",
+    "smollm2-nf4-paper",
+    "gemma3-fp32-paper",
+    "gemma3-fp32-direct",
+)
+
+
+def _served_id(system_id: str) -> tuple[str, str] | None:
+    """``(model, wording)`` of a served system id ``<model>-served-<wording>``, else ``None``."""
+    model, sep, wording = str(system_id).rpartition("-served-")
+    return (model, wording) if sep and model and wording in WORDINGS else None
+
+
+def served_pointwise_store(system_id: str, root: str | Path | None = None) -> ScoreStore:
+    """The stored pointwise table of a served system (``<model>-served-<wording>``, :func:`served_system_id`)
+    under ``root``, found from the tables' provenance: model key ``openai:<model>``, that wording and the
+    study's prompt hash. No table raises ``ValueError`` with the command that makes one; two tables (the
+    same model served with different settings, e.g. prefill modes) raise naming both folders.
+    """
+    parsed = _served_id(system_id)
+    if parsed is None:
+        raise ValueError(f"{system_id!r} is not a served system id <model>-served-<wording>")
+    model, wording = parsed
+    base = Path(root) if root is not None else scores_dir()
+    p_hash = content_hash({"template": TEMPLATES[f"resume_pointwise/{wording}"], "jobs": job_texts_hash()})
+    found = []
+    for prov_path in sorted(base.glob("resume_pointwise-*/provenance.json")):
+        prov = json.loads(prov_path.read_text(encoding="utf-8"))
+        if (prov.get("model_key") == f"openai:{model}" and prov.get("prompt_hash") == p_hash
+                and prov.get("params", {}).get("wording") == wording):
+            found.append(prov)
+    if not found:
+        raise ValueError(
+            f"no stored pointwise table of the served model {model!r} (wording {wording!r}) under {base}; score "
+            f"it first with notebooks/02_scoring.ipynb -p backend openai -p model {model} -p base_url <URL> "
+            f"(book page 'Run the audit on your own model')"
+        )
+    if len(found) > 1:
+        names = [f"{p['kind']}-...-{p['address'][:16]}" for p in found]
+        raise ValueError(f"served model {model!r} (wording {wording!r}) has {len(found)} tables under {base} "
+                         f"(different server settings): {names}; keep one, or score into separate roots")
+    prov = found[0]
+    return ScoreStore(base, kind=prov["kind"], model_key=prov["model_key"], prompt_hash=prov["prompt_hash"],
+                      params=prov["params"])
+
+
+def study_scores(
+    systems: System | str | Iterable[System | str] = STUDY_SYSTEMS,
+    *,
+    jobs: Sequence[str] | None = None,
+    names_per_group: int = 10,
+    seed: int = 0,
+    root: str | Path | None = None,
+) -> pd.DataFrame:
+    """The stored pointwise scores of ``systems`` on the study's candidates, loading no model.
+
+    The candidates are :func:`allocbias.data.candidate_table` (``jobs``, ``names_per_group``, ``seed``); the
+    rows come from each system's table under ``root`` (default: the committed ``data/scores``). A system is
+    a local id (``smollm2-fp32-paper``, :class:`System`) or a served one (``<model>-served-<wording>``,
+    scored through an OpenAI-compatible server by chapter 2; :func:`served_pointwise_store`). A system
+    whose table lacks some of these candidates raises ``ValueError`` naming the system, the table folder,
+    how many rows are missing and the command that scores them (nothing is scored here: use
+    :func:`pointwise_table` or ``scripts/score_study.py``). Columns as :func:`pointwise_table`.
+    """
+    if isinstance(systems, (str, System)):
+        systems = [systems]
+    systems = list(systems)
+    if not systems:
+        raise ValueError("systems is empty: name at least one system (e.g. 'smollm2-fp32-paper')")
+    ids = [s.id if isinstance(s, System) else str(s) for s in systems]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"systems lists {repeated} more than once")
+    keys = list(jobs) if jobs is not None else list(D.JOBS)
+    candidates = D.candidate_table(keys, names_per_group=names_per_group, seed=seed)
+    base = Path(root) if root is not None else scores_dir()
+    frames = []
+    for entry in systems:
+        served = None if isinstance(entry, System) else _served_id(entry)
+        if served is not None:
+            model, wording = served
+            store = served_pointwise_store(str(entry), base)
+            labels = (str(entry), model, "server", wording)
+            fix = (f"notebooks/02_scoring.ipynb with backend 'openai', model {model!r}, jobs {keys}, "
+                   f"names_per_group {names_per_group}, seed {seed}")
+        else:
+            system = entry if isinstance(entry, System) else parse_system(entry)
+            store = store_for(system, "resume_pointwise", base)
+            labels = (system.id, system.model, system.precision, system.wording)
+            wording = system.wording
+            fix = (f"python scripts/score_study.py resume_pointwise --systems {system.id} --jobs {' '.join(keys)} "
+                   f"--names-per-group {names_per_group} --seed {seed}" + (f" --root {base}" if root is not None else ""))
+        items = resume_pointwise_items(candidates, wording)
+        missing = int((~items["prompt_id"].isin(store.done_ids())).sum())
+        if missing:
+            raise ValueError(
+                f"system {labels[0]!r}: its table {store.path} lacks {missing} of the {len(items)} candidates "
+                f"(jobs {keys}, {names_per_group} names per group, seed {seed}); score them with: {fix}"
+            )
+        table = _join(candidates, items, store.read())
+        frames.append(_system_columns(table, *labels))
+    return pd.concat(frames, ignore_index=True)
+
+
+def study_points(
+    scores: pd.DataFrame,
+    k: int | Sequence[int],
+    rounds: int,
+    seed: int,
+    *,
+    by: Sequence[str] = ("system",),
+    subtask: str = "job",
+    reference: str = D.REFERENCE_GROUP,
+    score: str = "score",
+) -> pd.DataFrame:
+    """The points of the predictive-validity analysis: one row per (``by``, subtask, group, k).
+
+    Joins, for every non-reference group A of each (system, subtask), the bias metrics of its scores against
+    the reference group B (:func:`allocbias.metrics.bias_table`: ``rabbi``, ``avg_gap``, ``jsd``, ``emd`` and
+    their ``_qualified`` versions on qualified candidates) with the allocation gaps ``dDP`` and ``dEO`` of
+    top-``k`` selection over ``rounds`` pools (:func:`allocation_table`, same ``seed`` for every system).
+    The metrics do not depend on ``k``; a list of ``k`` repeats them once per quota.
+
+    >>> df = pd.DataFrame({"system": "s", "job": "j", "group": ["A", "B"] * 3,
+    ...                    "qualified": [True, True, False, False, True, True],
+    ...                    "score": [0.9, 0.3, 0.8, 0.1, 0.7, 0.2]})
+    >>> study_points(df, 1, 50, 0, reference="B")[["group", "k", "rabbi", "avg_gap", "dDP"]].round(3).to_dict("records")
+    [{'group': 'A', 'k': 1, 'rabbi': 1.0, 'avg_gap': 0.6, 'dDP': 1.0}]
+    """
+    from .metrics import bias_table
+
+    by = list(by)
+    _require(scores, [*by, subtask, score, "group", "qualified"], "scores")
+    metrics = bias_table(scores, score, "group", reference, by=[*by, subtask], qualified="qualified")
+    gaps = allocation_table(scores, k, rounds, seed, by=by, subtask=subtask, reference=reference, score=score)
+    keys = [*by, subtask, "group"]
+    out = gaps.merge(metrics.drop(columns=["reference"]), on=keys, how="left", validate="many_to_one")
+    if out["rabbi"].isna().any():
+        lost = out.loc[out["rabbi"].isna(), keys].drop_duplicates().to_dict("records")[:3]
+        raise ValueError(f"no bias metrics for the cells {lost}: the reference group {reference!r} is missing there")
+    return out
+
+
 class LazyEngine:
     """An engine for a system that is created on first use: reading complete tables loads no model.
 
@@ -1011,6 +1159,10 @@ class LazyEngine:
 
 
 __all__ += [
+    "STUDY_SYSTEMS",
+    "study_scores",
+    "served_pointwise_store",
+    "study_points",
     "LazyEngine",
     "PROVENANCE_COLUMNS",
     "SYSTEM_COLUMNS",
