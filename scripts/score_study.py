@@ -6,6 +6,8 @@ Examples
 --------
     .venv/bin/python scripts/score_study.py resume_pointwise --systems smollm2-fp32-paper --names-per-group 10
     .venv/bin/python scripts/score_study.py resume_pairwise --systems smollm2-fp32-paper --rounds 30
+    .venv/bin/python scripts/score_study.py resume_pairwise --systems gemma3-fp32-paper --rounds 2 \
+        --groups "Male White" "Female White" "Male Black" "Female Black"
     .venv/bin/python scripts/score_study.py hiring_bloomberg --systems smollm2-fp32-paper --orderings 4
 """
 
@@ -31,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
     parser.add_argument("--names-per-group", type=int, default=10, help="resume tasks: names per group and job")
     parser.add_argument("--rounds", type=int, default=30, help="resume_pairwise: selection rounds per job")
+    parser.add_argument("--groups", nargs="+", default=None, choices=D.GROUPS, metavar="GROUP",
+                        help="resume_pairwise: groups whose candidates enter the pools (default: all eight), "
+                             "as chapter 2's pairwise_groups")
     parser.add_argument("--orderings", type=int, default=4, help="hiring_bloomberg: orderings per (job, race)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
@@ -48,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             table = study.score_resume_pointwise(system, cands, root=args.root, command=command, **kw)
         elif args.task == "resume_pairwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
+            if args.groups:
+                if len(set(args.groups)) < 2:
+                    parser.error("--groups needs at least two distinct groups (a pair)")
+                cands = cands[cands["group"].isin(args.groups)]
             rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
             table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, **kw)

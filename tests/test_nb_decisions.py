@@ -1,8 +1,8 @@
 """Assertions on notebooks/03_decisions.ipynb executed through papermill (smoke profile).
 
 Executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with ``profiles/smoke.yaml``.
-Under the smoke profile the chapter reads the slice that chapter 2 scored into ``build/scores-smoke``, or
-scores it live when this test runs first. The assertions hold under the smoke parameters and the defaults.
+Under the smoke profile the chapter reads the committed tables of every study system with fewer rounds (no model
+is loaded). The assertions hold under the smoke parameters and the defaults.
 """
 
 from __future__ import annotations

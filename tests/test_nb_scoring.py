@@ -141,14 +141,15 @@ def test_systems_and_provenance(glued, params):
 @pytest.mark.slow
 def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path):
     """With the book's settings every row comes from data/scores (skipped while that table is incomplete)."""
-    system = study.parse_system(notebook_parameters(SOURCE)["systems"][0])
+    systems = [study.parse_system(s) for s in notebook_parameters(SOURCE)["systems"]]
     cands = data.candidate_table(notebook_parameters(SOURCE)["jobs"], names_per_group=10, seed=0)
-    ids = set(study.resume_pointwise_items(cands)["prompt_id"])
-    if not ids <= study.store_for(system, "resume_pointwise").done_ids():
-        pytest.skip("the committed table does not hold every row yet: the default run would score live")
+    for system in systems:
+        ids = set(study.resume_pointwise_items(cands, system.wording)["prompt_id"])
+        if not ids <= study.store_for(system, "resume_pointwise").done_ids():
+            pytest.skip(f"the committed table of {system.id} does not hold every row yet: the run would score live")
     result = execute_notebook(SOURCE, tmp_path / "default.ipynb", {}, cwd=ROOT)
     glued = glued_values(result.output)
-    assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(cands)
+    assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(systems) * len(cands)
     assert glued["models_loaded"] == 0
     assert _check_outputs(result.output) >= 3
     assert glued["n_pairwise_prompts"] == 0

@@ -26,6 +26,9 @@ __all__ = [
     "plot_metric_sweep",
     "plot_score_distributions",
     "use_book_style",
+    "METRIC_SHORT",
+    "metric_palette",
+    "system_palette",
 ]
 
 #: Reading order of the eight resume groups: reference group (White Male) first, then by race, men before women.
@@ -49,6 +52,26 @@ METRIC_LABELS: dict[str, str] = {
     "dDP": "ΔDP (selection-rate gap)",
     "dEO": "ΔEO (gap among qualified)",
 }
+
+#: Short metric names for legends, table headers and panel titles (one spelling in every chapter).
+METRIC_SHORT: dict[str, str] = {
+    "rabbi": "RABBI",
+    "avg_gap": "mean gap δ",
+    "jsd": "JSD",
+    "emd": "EMD",
+    "dDP": "ΔDP",
+    "dEO": "ΔEO",
+}
+
+#: The study's systems in book order (the ids of :data:`allocbias.study.STUDY_SYSTEMS`), for fixed colours.
+_SYSTEM_ORDER: tuple[str, ...] = (
+    "smollm2-fp32-paper",
+    "smollm2-fp32-direct",
+    "smollm2-int8-paper",
+    "smollm2-nf4-paper",
+    "gemma3-fp32-paper",
+    "gemma3-fp32-direct",
+)
 
 #: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.summary``),
 #: in the order :func:`plot_metric_sweep` draws them.
@@ -91,6 +114,44 @@ def group_palette(groups: Sequence[str] | None = None) -> dict[str, tuple[float,
     extra = [g for g in groups if g not in base]
     others = dict(zip(extra, sns.color_palette("colorblind", max(len(extra), 1)), strict=False))
     return {g: base.get(g, others.get(g)) for g in groups}
+
+
+def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[float, float, float]]:
+    """A fixed colour per bias metric (RABBI, mean gap, JSD, EMD, then ΔDP, ΔEO), the same in every chapter.
+
+    Unknown metric names raise ``ValueError`` naming them.
+
+    >>> list(metric_palette(["rabbi", "jsd"]))
+    ['rabbi', 'jsd']
+    >>> metric_palette()["rabbi"] == metric_palette(["emd", "rabbi"])["rabbi"]
+    True
+    """
+    colours = dict(zip(METRIC_SHORT, sns.color_palette("colorblind", len(METRIC_SHORT)), strict=True))
+    if metrics is None:
+        return colours
+    unknown = [m for m in metrics if m not in colours]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; known: {list(colours)}")
+    return {m: colours[m] for m in metrics}
+
+
+def system_palette(systems: Sequence[str]) -> dict[str, tuple[float, float, float]]:
+    """A fixed colour per system under audit: the study's six systems keep their colour whichever subset a
+    chapter shows (SmolLM2 systems in blues/greens, Gemma 3 in reds/oranges); other systems (a served model)
+    take further colours in the order given.
+
+    >>> palette = system_palette(["gemma3-fp32-paper", "my-model-served-paper"])
+    >>> palette["gemma3-fp32-paper"] == system_palette(["smollm2-fp32-paper", "gemma3-fp32-paper"])["gemma3-fp32-paper"]
+    True
+    """
+    systems = list(dict.fromkeys(systems))
+    if not systems:
+        raise ValueError("systems is empty")
+    dark = sns.color_palette("dark", 10)
+    known = dict(zip(_SYSTEM_ORDER, [dark[0], dark[9], dark[2], dark[4], dark[3], dark[1]], strict=True))
+    extra = [s for s in systems if s not in known]
+    others = dict(zip(extra, sns.color_palette("colorblind", 10)[5:] + sns.color_palette("pastel", 10), strict=False))
+    return {s: known.get(s, others.get(s)) for s in systems}
 
 
 def label_axes(ax: plt.Axes, *, title: str, x: str, y: str) -> plt.Axes:

@@ -39,6 +39,7 @@ import pandas as pd
 
 __all__ = [
     "allocation_gaps",
+    "dp_standard_error",
     "draw_group_pools",
     "draw_random_pools",
     "select_top_k",
@@ -711,3 +712,32 @@ def simulate(
         gaps["rounds"] = rounds
         frames.append(gaps)
     return pd.concat(frames, ignore_index=True)
+
+
+def dp_standard_error(k: int, pool: int, rounds: int) -> float:
+    r"""Standard error of a simulated :math:`\Delta DP` between two groups that the scores treat alike.
+
+    With one candidate per group in each of ``rounds`` pools of ``pool`` candidates and ``k`` seats, a group's
+    selections in one round have mean :math:`p = k/G` and variance :math:`p(1-p)`, and two groups' selections
+    have covariance :math:`-p(1-p)/(G-1)` (the seats are shared), so
+
+    .. math:: \mathrm{se}(\Delta DP) = \sqrt{\frac{2\,p(1-p)\,G}{(G-1)\,R}} .
+
+    This is the pool noise of the simulation only; the noise of the finite set of names is not in it.
+
+    >>> round(dp_standard_error(1, 8, 2000), 4)
+    0.0112
+    >>> dp_standard_error(8, 8, 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: need 1 <= k < pool (k=8, pool=8): with k = pool every candidate is selected
+    """
+    for name, value in (("k", k), ("pool", pool), ("rounds", rounds)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if not 1 <= k < pool:
+        raise ValueError(f"need 1 <= k < pool (k={k}, pool={pool}): with k = pool every candidate is selected")
+    p = k / pool
+    return float(np.sqrt(2.0 * p * (1.0 - p) * pool / (pool - 1) / rounds))

@@ -1,0 +1,88 @@
+"""The committed score tables are what the project's scoring code produces.
+
+For every committed table of data/scores a random sample of rows (seeded by the table's address, so the
+sample is fixed) is scored again with the same model, precision and prompt, and must match the stored row:
+pointwise scores within ``POINTWISE_TOLERANCE`` (the stored rows were computed in batches with a shared
+prefix cache; the cache is exact to ~2e-6, see tests/test_scoring.py), greedy answers exactly. The tables'
+provenance must name the model that the registry loads today (package version, source file hash).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from allocbias import data as D
+from allocbias import study
+from allocbias.prompts import RESUME_LABELS
+from allocbias.scoring import LocalEngine
+
+pytestmark = pytest.mark.slow
+
+ROOT = study.scores_dir()
+POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 1e-3, "nf4": 1e-3}
+SAMPLE = {"resume_pointwise": 3, "hiring_bloomberg": 1}
+TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
+
+
+def _system(prov: dict) -> study.System:
+    model, precision = prov["model_key"].split("@")
+    wording = prov["params"].get("wording", "paper")
+    return study.System(model, precision, wording)
+
+
+@pytest.fixture(scope="module")
+def engines():
+    cache: dict[str, LocalEngine] = {}
+
+    def get(system: study.System) -> LocalEngine:
+        if system.model_key not in cache:
+            cache[system.model_key] = LocalEngine(system.load(), batch_size=4)
+        return cache[system.model_key]
+
+    return get
+
+
+def test_there_are_committed_tables():
+    kinds = {json.loads((t / "provenance.json").read_text())["kind"] for t in TABLES}
+    assert {"resume_pointwise", "hiring_bloomberg"} <= kinds
+
+
+@pytest.mark.parametrize("table", TABLES, ids=[t.name for t in TABLES])
+def test_a_random_sample_of_rows_is_reproduced(table, engines):
+    prov = json.loads((table / "provenance.json").read_text())
+    system = _system(prov)
+    kind = prov["kind"]
+    store = study.store_for(system, kind)
+    assert store.path == table, "the table's folder is not the address its provenance describes"
+    stored = store.read()
+    assert len(stored) == prov["rows"] > 0
+    rng = np.random.default_rng(int(prov["address"][:8], 16))
+    if kind == "resume_pointwise":
+        items = study.resume_pointwise_items(D.candidate_table(list(D.JOBS), names_per_group=10, seed=0),
+                                             system.wording)
+        sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
+        items = items.set_index("prompt_id").loc[sample["prompt_id"]]
+        engine = engines(system)
+        again = pd.DataFrame(engine.pointwise(list(items["messages"]), RESUME_LABELS, progress=False))
+        diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
+        assert diff.max() <= POINTWISE_TOLERANCE[system.precision], (sample["prompt_id"].tolist(), diff)
+        assert (again["n_tokens"].to_numpy() == sample["n_tokens"].to_numpy()).all()
+    elif kind == "hiring_bloomberg":
+        orderings = int(str(prov["command"]).split("--orderings")[1].split()[0])
+        attempts = study.hiring_bloomberg_items(orderings, 0).set_index("prompt_id")
+        sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
+        messages = list(attempts.loc[sample["prompt_id"], "messages"])
+        engine = engines(system)
+        answers = engine.generate(messages, max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
+        assert answers == sample["answer"].fillna("").tolist()
+    else:
+        pytest.skip(f"no re-scoring check for table kind {kind!r} yet")
+    model = engines(system).loaded.metadata
+    recorded = prov.get("model")
+    assert recorded is not None, f"{table.name}: provenance does not record the model"
+    for key in ("package", "package_version", "source_sha256", "dtype", "quantization"):
+        assert recorded.get(key) == model.get(key), key

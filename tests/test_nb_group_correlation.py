@@ -1,0 +1,135 @@
+"""Assertions on notebooks/06_group_correlation.ipynb executed through papermill (smoke profile).
+
+The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
+parameters of ``profiles/smoke.yaml``. Every assertion holds for any score tables: the number of points behind
+each per-group correlation, correlations in [-1, 1], spreads that agree with the glued extremes, interval
+widths that agree with Fisher's formula, and permutation p-values that are valid probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from allocbias import data, study
+from allocbias.book import load_profile, notebook_parameters
+from allocbias.plotting import GROUP_ORDER
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "06_group_correlation"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+METRICS = ("rabbi", "avg_gap", "jsd", "emd")
+GAPS = ("dDP", "dEO")
+OTHERS = [g for g in GROUP_ORDER if g != data.REFERENCE_GROUP]
+SHORT = {"rabbi": "RABBI", "avg_gap": "mean gap δ", "jsd": "JSD", "emd": "EMD"}
+
+
+@pytest.fixture(scope="module")
+def executed(smoke_notebook):
+    return smoke_notebook(STEM)
+
+
+@pytest.fixture(scope="module")
+def glued(executed):
+    return executed[1]
+
+
+@pytest.fixture(scope="module")
+def params():
+    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+
+
+def _slug(group):
+    return group.lower().replace(" ", "_")
+
+
+def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
+    nb = json.loads(executed[0].read_text())
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out.get("evalue")
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+    assert figures >= 2  # the heatmap and the intervals
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    nb = json.loads(SOURCE.read_text())
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
+    assert len(referenced) > 40
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+
+
+def test_each_group_correlation_uses_systems_times_jobs_points(glued, params):
+    per_group = len(params["systems"]) * len(params["jobs"])
+    for name in ("k", "rounds", "permutations"):
+        assert glued[name] == params[name]
+    assert glued["n_systems"] == len(params["systems"]) and glued["n_jobs"] == len(params["jobs"])
+    assert glued["n_models"] == len({study.parse_system(s).model for s in params["systems"]})
+    assert glued["n_per_group"] == per_group
+    assert glued["n_corr_min"] == glued["n_corr_max"] == per_group
+    assert glued["n_others"] == glued["n_groups_correlated"] == len(OTHERS) == 7
+    assert glued["n_points"] == glued["n_pooled"] == len(OTHERS) * per_group
+    assert glued["reference"] == data.REFERENCE_GROUP
+    assert glued["confidence_pct"] == pytest.approx(100 * params["confidence"])
+
+
+def test_correlations_and_spreads(glued):
+    for gap in GAPS:
+        for metric in METRICS:
+            rs = {g: glued[f"r_{gap}_{metric}_{_slug(g)}"] for g in OTHERS}
+            assert all(-1.0 <= r <= 1.0 for r in rs.values())
+            assert -1.0 <= glued[f"r_pooled_{gap}_{metric}"] <= 1.0
+            assert glued[f"r_min_{gap}_{metric}"] == pytest.approx(min(rs.values()))
+            assert glued[f"r_max_{gap}_{metric}"] == pytest.approx(max(rs.values()))
+            assert rs[glued[f"group_min_{gap}_{metric}"]] == pytest.approx(min(rs.values()))
+            assert rs[glued[f"group_max_{gap}_{metric}"]] == pytest.approx(max(rs.values()))
+            assert glued[f"spread_{gap}_{metric}"] == pytest.approx(max(rs.values()) - min(rs.values()))
+            assert 0.0 <= glued[f"spread_{gap}_{metric}"] <= 2.0
+            assert 0.0 < glued[f"ci_width_mean_{gap}_{metric}"] <= 2.0
+        spreads = {SHORT[m]: glued[f"spread_{gap}_{m}"] for m in METRICS}
+        assert spreads[glued[f"narrowest_{gap}"]] == pytest.approx(min(spreads.values()))
+        assert spreads[glued[f"widest_{gap}"]] == pytest.approx(max(spreads.values()))
+
+
+def test_interval_widths_follow_fisher(glued, params):
+    z = stats.norm.ppf((1 + params["confidence"]) / 2)
+    n = len(params["systems"]) * len(params["jobs"])
+    assert glued["ci_width_at_zero"] == pytest.approx(2 * np.tanh(z / np.sqrt(n - 3)))
+    assert glued["paper_n_per_group"] == 40
+    assert glued["paper_ci_width_at_zero"] == pytest.approx(2 * np.tanh(z / np.sqrt(40 - 3)))
+    # Fisher intervals are widest at r = 0: no interval is wider than the one at zero
+    assert 0.0 < glued["ci_width_min"] <= glued["ci_width_mean"] <= glued["ci_width_max"]
+    assert glued["ci_width_max"] <= glued["ci_width_at_zero"] + 1e-9
+    assert 0.0 <= glued["overlap_pct"] <= 100.0
+
+
+def test_permutation_reference_is_a_valid_test(glued, params):
+    assert glued["r_check"] < 1e-9  # the vectorised correlations agree with validity_table
+    floor = 1 / (params["permutations"] + 1)
+    for gap in GAPS:
+        for metric in METRICS:
+            assert floor - 1e-12 <= glued[f"p_value_{gap}_{metric}"] <= 1.0
+            assert 0.0 <= glued[f"null_mean_{gap}_{metric}"] <= glued[f"null_q95_{gap}_{metric}"] + 1e-12
+            assert glued[f"null_q95_{gap}_{metric}"] <= 2.0
+    assert glued["n_tests"] == len(GAPS) * len(METRICS)
+    assert 0 <= glued["n_below_005"] <= glued["n_tests"]
+    assert glued["p_min"] == pytest.approx(min(glued[f"p_value_{g}_{m}"] for g in GAPS for m in METRICS))
+
+
+def test_quality_separation(glued, params):
+    assert -1.0 <= glued["sep_rabbi_min"] <= glued["sep_rabbi_mean"] <= glued["sep_rabbi_max"] <= 1.0
+    assert glued["sep_p_better_mean"] == pytest.approx((1 + glued["sep_rabbi_mean"]) / 2)
+    assert -1.0 <= glued["sep_mean_difference"] <= 1.0
+    for key in ("sep_rabbi_min_where", "sep_rabbi_max_where"):
+        system, job = glued[key].split(", ")
+        assert system in params["systems"] and job in params["jobs"]

@@ -1,0 +1,207 @@
+"""Assertions on notebooks/04_predictive_validity.ipynb executed through papermill (smoke profile).
+
+The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
+parameters of ``profiles/smoke.yaml``; the glued values are read back with ``allocbias.book.glued_values``.
+The parameters checked against are the notebook's defaults updated with what papermill injected (recorded in
+the executed copy), so the assertions hold for any profile and any score tables: they test relations (shapes,
+ranges, consistency of the glued words with the glued numbers), never the direction of a result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from allocbias import data
+from allocbias.book import notebook_parameters
+from allocbias.plotting import METRIC_SHORT as SHORT
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "04_predictive_validity"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+METRICS = ("rabbi", "avg_gap", "jsd", "emd")
+GAPS = ("dDP", "dEO")
+# Chen, Ji, Evans (2024), Table 1: (task, setting, metric, gap) -> (r, asterisk: p > 0.01)
+PAPER_TABLE1 = {
+    ("resume screening", "pointwise", "jsd", "dDP"): (-0.19, False),
+    ("resume screening", "pointwise", "jsd", "dEO"): (0.48, False),
+    ("resume screening", "pointwise", "emd", "dDP"): (-0.09, True),
+    ("resume screening", "pointwise", "emd", "dEO"): (-0.06, True),
+    ("resume screening", "pointwise", "avg_gap", "dDP"): (0.13, True),
+    ("resume screening", "pointwise", "avg_gap", "dEO"): (-0.02, True),
+    ("resume screening", "pointwise", "rabbi", "dDP"): (0.86, False),
+    ("resume screening", "pointwise", "rabbi", "dEO"): (0.88, False),
+    ("resume screening", "pairwise", "avg_gap", "dDP"): (0.85, False),
+    ("resume screening", "pairwise", "avg_gap", "dEO"): (0.68, False),
+    ("resume screening", "pairwise", "rabbi", "dDP"): (0.86, False),
+    ("resume screening", "pairwise", "rabbi", "dEO"): (0.90, False),
+    ("essay grading", "pointwise", "jsd", "dDP"): (0.79, False),
+    ("essay grading", "pointwise", "jsd", "dEO"): (-0.19, True),
+    ("essay grading", "pointwise", "emd", "dDP"): (0.86, False),
+    ("essay grading", "pointwise", "emd", "dEO"): (0.48, False),
+    ("essay grading", "pointwise", "avg_gap", "dDP"): (0.89, False),
+    ("essay grading", "pointwise", "avg_gap", "dEO"): (0.70, False),
+    ("essay grading", "pointwise", "rabbi", "dDP"): (0.94, False),
+    ("essay grading", "pointwise", "rabbi", "dEO"): (0.89, False),
+    ("essay grading", "pairwise", "avg_gap", "dDP"): (0.84, False),
+    ("essay grading", "pairwise", "avg_gap", "dEO"): (0.64, False),
+    ("essay grading", "pairwise", "rabbi", "dDP"): (0.85, False),
+    ("essay grading", "pairwise", "rabbi", "dEO"): (0.74, False),
+}
+
+
+@pytest.fixture(scope="module")
+def executed(smoke_notebook):
+    return smoke_notebook(STEM)
+
+
+@pytest.fixture(scope="module")
+def glued(executed):
+    return executed[1]
+
+
+@pytest.fixture(scope="module")
+def nb(executed):
+    return json.loads(executed[0].read_text())
+
+
+@pytest.fixture(scope="module")
+def params(nb):
+    """The notebook's defaults updated with the parameters papermill injected into this run."""
+    return {**notebook_parameters(SOURCE), **nb["metadata"].get("papermill", {}).get("parameters", {})}
+
+
+def _outputs_text(nb) -> list[str]:
+    texts = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            bundle = out.get("data", {})
+            texts.append("".join(bundle.get("text/html", bundle.get("text/plain", ""))))
+    return texts
+
+
+def test_the_paper_file_copies_table_1():
+    table = pd.read_csv(data.data_dir() / "paper" / "rabbi_table1.csv")
+    assert list(table.columns) == ["task", "setting", "metric", "gap", "r", "p_gt_001", "source"]
+    got = {(t.task, t.setting, t.metric, t.gap): (t.r, bool(t.p_gt_001)) for t in table.itertuples()}
+    assert got == PAPER_TABLE1
+    assert set(table["source"]) == {"Chen, Ji, Evans 2024, Table 1"}
+
+
+def test_runs_without_errors_or_warnings_and_shows_its_figures(nb):
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out.get("evalue")
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+    assert figures >= 3  # the two Figure 2 counterparts and the per-system view
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    source = json.loads(SOURCE.read_text())
+    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
+    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
+    assert len(referenced) > 60
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+
+
+def test_shapes_follow_the_parameters(glued, params):
+    n_systems, n_jobs = len(params["systems"]), len(params["jobs"])
+    assert glued["k"] == params["k"] and glued["rounds"] == params["rounds"]
+    assert glued["names_per_group"] == params["names_per_group"]
+    assert glued["n_systems"] == n_systems and glued["n_jobs"] == n_jobs
+    assert glued["n_groups"] == len(data.GROUPS) == 8 and glued["n_others"] == 7
+    assert glued["reference"] == data.REFERENCE_GROUP
+    # one point per (system, job, non-reference group), and every correlation uses all of them
+    assert glued["n_points"] == n_systems * n_jobs * 7
+    assert glued["n_correlated_min"] == glued["n_correlated_max"] == glued["n_points"]
+    assert glued["n_resumes"] == 6
+    assert glued["n_candidates"] == n_jobs * 6 * 8 * params["names_per_group"]
+    assert glued["n_rows"] == glued["n_candidates"] * n_systems
+    assert glued["qualified_share"] == pytest.approx(2 / 6)
+    assert glued["paper_points"] == 10 * 4 * 7
+    assert glued["n_sys_points"] == n_jobs * 7
+    assert glued["n_loo_points"] == glued["n_points"] - n_jobs * 7
+
+
+def test_correlations_are_correlations(glued):
+    for metric in METRICS:
+        for gap in GAPS:
+            r, p = glued[f"r_{metric}_{gap}"], glued[f"p_{metric}_{gap}"]
+            assert -1.0 <= r <= 1.0 and 0.0 <= p <= 1.0
+            assert glued[f"ci_low_{metric}_{gap}"] <= r <= glued[f"ci_high_{metric}_{gap}"]
+    for key in ("sys_r_rabbi", "sys_r_avg", "loo_rabbi_dDP", "loo_rabbi_dEO", "loo_avg_gap_dDP", "loo_avg_gap_dEO"):
+        assert -1.0 <= glued[f"{key}_min"] <= glued[f"{key}_max"] <= 1.0, key
+    n_systems = glued["n_systems"]
+    for key in ("n_sys_rabbi_higher", "n_loo_rabbi_higher_dDP", "n_loo_rabbi_higher_dEO"):
+        assert 0 <= glued[key] <= n_systems
+
+
+def test_words_follow_the_numbers(glued):
+    for gap in GAPS:
+        r = {m: glued[f"r_{m}_{gap}"] for m in METRICS}
+        assert glued[f"best_{gap}"] == SHORT[max(r, key=r.get)]
+        expected = "higher than" if r["rabbi"] > r["avg_gap"] else "lower than" if r["rabbi"] < r["avg_gap"] else "equal to"
+        assert glued[f"rabbi_vs_avg_{gap}"] == expected
+        lo = {m: glued[f"ci_low_{m}_{gap}"] for m in ("rabbi", "avg_gap")}
+        hi = {m: glued[f"ci_high_{m}_{gap}"] for m in ("rabbi", "avg_gap")}
+        apart = lo["rabbi"] > hi["avg_gap"] or lo["avg_gap"] > hi["rabbi"]
+        assert glued[f"ci_overlap_{gap}"] == ("do not overlap" if apart else "overlap")
+    rabbi_top = all(glued[f"best_{gap}"] == "RABBI" for gap in GAPS)
+    assert glued["order_sentence"].startswith("As in the paper") == rabbi_top
+
+
+def test_the_paper_comparison_shows_both_columns(glued, nb):
+    for (task, setting, metric, gap), (r, _) in PAPER_TABLE1.items():
+        if task == "resume screening" and setting == "pointwise":
+            assert glued[f"paper_r_{metric}_{gap}"] == r
+    assert glued["n_compared"] == 8
+    assert glued["n_paper_ns"] == 4  # the asterisks of the resume pointwise rows
+    for key in ("n_same_sign", "n_paper_in_ci", "n_ours_ns"):
+        assert 0 <= glued[key] <= glued["n_compared"], key
+    tables = [t for t in _outputs_text(nb) if "paper r" in t and "ours r" in t]
+    assert len(tables) == 1, "one table shows the paper's r and ours side by side"
+    assert "Chen, Ji, Evans 2024, Table 1" in tables[0]
+
+
+def test_pairwise_is_reported_not_reproduced(glued, nb):
+    assert glued["pw_pairs"] == 28
+    assert glued["pw_generations"] == glued["pw_rounds"] * glued["pw_jobs"] * 28 * 2 == 6720
+    assert glued["n_paper_pairwise"] == 8
+    for (task, setting, metric, gap), (r, _) in PAPER_TABLE1.items():
+        if setting == "pairwise":
+            assert glued[f"paper_pair_r_{task.split()[0]}_{metric}_{gap}"] == r
+    tables = [t for t in _outputs_text(nb) if "not reproduced here" in t]
+    assert len(tables) == 1 and "ours" not in tables[0]
+
+
+def test_points_and_separation_are_in_range(glued):
+    n = glued["n_points"]
+    assert 0 <= glued["n_flip_rabbi"] <= n and 0 <= glued["n_flip_avg_gap"] <= n
+    assert 0.0 <= glued["small_gap_abs_dDP_max"] <= glued["abs_dDP_max"] <= 1.0
+    # the mean over (system, job) cells is the mean of the per-system means (every system has every job)
+    assert -1.0 <= glued["sep_min"] <= glued["sep_max"] <= 1.0
+    assert glued["sep_min"] - 1e-12 <= glued["sep_mean"] <= glued["sep_max"] + 1e-12
+    assert glued["p_better_min"] == pytest.approx((1 + glued["sep_min"]) / 2)
+    assert glued["p_better_max"] == pytest.approx((1 + glued["sep_max"]) / 2)
+
+
+def test_noise_and_attenuation(glued, params):
+    p = params["k"] / 8
+    assert glued["dp_se"] == pytest.approx(math.sqrt(2 * p * (1 - p) * 8 / 7 / params["rounds"]))
+    assert 0.0 <= glued["noise_share"] <= 1.0
+    assert glued["attenuation"] == pytest.approx(math.sqrt(1 - glued["noise_share"]))
+    assert glued["sd_dDP"] >= 0.0
+
+
+def test_systems_named_in_the_prose_are_audited(glued, params):
+    for key in ("sep_min_system", "sep_max_system", "loo_most_influential"):
+        assert glued[key] in params["systems"], key

@@ -1,0 +1,152 @@
+"""Assertions on notebooks/07_quota_sweep.ipynb executed through papermill (smoke profile).
+
+The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
+parameters of ``profiles/smoke.yaml``; the glued values are read back with ``allocbias.book.glued_values``.
+The parameters checked against are the notebook's defaults updated with what papermill injected (recorded in
+the executed copy), so the assertions hold for any profile and any score tables: shapes, ranges, words that
+follow the numbers, the paper's stated numbers, and two exact identities (the mirror symmetry of the quota and
+the linearity of the selection weight), never the direction of a result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from allocbias import data
+from allocbias.book import notebook_parameters
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "07_quota_sweep"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+METRICS = ("rabbi", "avg_gap", "jsd", "emd")
+GAPS = ("dDP", "dEO")
+# the only numbers the text of Chen, Ji, Evans (2024), Section 5.2, states about its Figure 7
+AVG_GAP_SENTENCE = ("The average score gap remains poorly correlated (within the range between 0.13 to 0.19) across "
+                    "all k values for the resume screening task.")
+PLATEAU_SENTENCE = "Most bias metrics show increasing correlation with ΔDP as k increases and plateaus when k ≃ 3."
+PAPER_K1_DP = {"rabbi": 0.86, "avg_gap": 0.13, "jsd": -0.19, "emd": -0.09}  # Table 1, pointwise resume screening
+
+
+@pytest.fixture(scope="module")
+def executed(smoke_notebook):
+    return smoke_notebook(STEM)
+
+
+@pytest.fixture(scope="module")
+def glued(executed):
+    return executed[1]
+
+
+@pytest.fixture(scope="module")
+def nb(executed):
+    return json.loads(executed[0].read_text())
+
+
+@pytest.fixture(scope="module")
+def params(nb):
+    """The notebook's defaults updated with the parameters papermill injected into this run."""
+    return {**notebook_parameters(SOURCE), **nb["metadata"].get("papermill", {}).get("parameters", {})}
+
+
+@pytest.fixture(scope="module")
+def quotas(params):
+    return sorted(params["ks"])
+
+
+def test_the_paper_file_holds_only_stated_numbers():
+    figure7 = pd.read_csv(data.data_dir() / "paper" / "rabbi_figure7.csv")
+    assert len(figure7) == 2
+    avg = figure7[figure7["metric"] == "avg_gap"].iloc[0]
+    assert (avg["task"], avg["setting"], avg["gap"], avg["value_low"], avg["value_high"]) == (
+        "resume screening", "pointwise", "dDP", 0.13, 0.19)
+    assert (avg["k_min"], avg["k_max"]) == (1, 5)
+    assert avg["quote"] == AVG_GAP_SENTENCE
+    plateau = figure7[figure7["metric"] == "most metrics"].iloc[0]
+    assert plateau["value_low"] == plateau["value_high"] == 3 and plateau["quote"] == PLATEAU_SENTENCE
+    assert figure7["source"].str.startswith("Chen, Ji, Evans 2024, Section 5.2").all()
+
+
+def test_runs_without_errors_or_warnings_and_shows_its_figures(nb):
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out.get("evalue")
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+    assert figures >= 2  # the gaps against k by group, and r against k with the paper's values
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    source = json.loads(SOURCE.read_text())
+    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
+    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
+    assert len(referenced) > 50
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+
+
+def test_shapes_follow_the_parameters(glued, params, quotas):
+    n_systems, n_jobs = len(params["systems"]), len(params["jobs"])
+    assert glued["rounds"] == params["rounds"]
+    assert glued["n_systems"] == n_systems and glued["n_jobs"] == n_jobs
+    assert glued["n_groups"] == 8 and glued["n_others"] == 7 and glued["half_k"] == 4
+    assert glued["n_points"] == n_systems * n_jobs * 7
+    assert glued["n_correlated_min"] == glued["n_correlated_max"] == glued["n_points"]
+    assert glued["n_ks"] == len(quotas)
+    assert (glued["k_first"], glued["k_last"]) == (quotas[0], quotas[-1])
+    assert glued["ks_text"] == ", ".join(str(q) for q in quotas)
+    assert 0 <= glued["n_sign_change"] <= glued["n_points"]
+
+
+def test_correlations_per_quota(glued, quotas):
+    for metric in METRICS:
+        for gap in GAPS:
+            values = {q: glued[f"r_{metric}_{gap}_k{q}"] for q in quotas}
+            assert all(-1.0 <= v <= 1.0 for v in values.values())
+            assert glued[f"r_{metric}_{gap}_min"] == min(values.values())
+            assert glued[f"r_{metric}_{gap}_max"] == max(values.values())
+            assert glued[f"r_{metric}_{gap}_first"] == values[quotas[0]]
+            assert glued[f"r_{metric}_{gap}_last"] == values[quotas[-1]]
+            assert values[glued[f"best_k_{metric}_{gap}"]] == max(values.values())
+            change = values[quotas[-1]] - values[quotas[0]]
+            threshold = glued["trend_threshold"]
+            expected = "rises" if change > threshold else "falls" if -change > threshold else "stays flat"
+            assert glued[f"trend_{metric}_{gap}"] == expected
+    for gap in GAPS:
+        best = [max(METRICS, key=lambda m: glued[f"r_{m}_{gap}_k{q}"]) for q in quotas]
+        assert glued[f"n_k_rabbi_best_{gap}"] == best.count("rabbi")
+
+
+def test_noise_per_quota(glued, params, quotas):
+    shares = []
+    for q in quotas:
+        p = q / 8
+        assert glued[f"parity_k{q}"] == pytest.approx(p)
+        assert glued[f"dp_se_k{q}"] == pytest.approx(math.sqrt(2 * p * (1 - p) * 8 / 7 / params["rounds"]))
+        assert 0.0 <= glued[f"noise_share_k{q}"] <= 1.0 and glued[f"sd_dDP_k{q}"] >= 0.0
+        shares.append(glued[f"noise_share_k{q}"])
+    assert (glued["noise_share_min"], glued["noise_share_max"]) == (min(shares), max(shares))
+
+
+def test_the_paper_values_shown_are_the_stated_ones(glued, nb):
+    assert (glued["paper_avg_low"], glued["paper_avg_high"], glued["paper_plateau_k"]) == (0.13, 0.19, 3)
+    for metric, r in PAPER_K1_DP.items():
+        assert glued[f"paper_r_{metric}_dDP"] == r
+    assert 0 <= glued["n_avg_in_band"] <= glued["n_ks"]
+    texts = ["".join(out.get("data", {}).get("text/html", "")) for cell in nb["cells"] for out in cell.get("outputs", [])]
+    assert any("0.13 to 0.19" in t for t in texts), "the paper's sentence is shown in the table of stated numbers"
+
+
+def test_mirror_symmetry_and_linearity(glued):
+    # top k of s is the complement of the top G - k of -s, ties included: every gap flips sign exactly
+    assert glued["max_symmetry_error"] < 1e-9
+    assert glued["rabbi_mirror_error"] < 1e-9
+    # g_k(u) is closest to RABBI's 2u - 1 at half the pool, whatever the data
+    assert glued["most_linear_k"] == 4
