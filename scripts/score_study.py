@@ -9,6 +9,7 @@ Examples
     .venv/bin/python scripts/score_study.py resume_pairwise --systems gemma3-fp32-paper --rounds 2 \
         --groups "Male White" "Female White" "Male Black" "Female Black"
     .venv/bin/python scripts/score_study.py hiring_bloomberg --systems smollm2-fp32-paper --orderings 4
+    .venv/bin/python scripts/score_study.py essay_pointwise --systems smollm2-fp32-paper   (the demo essays)
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
             table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, **kw)
+        elif args.task == "essay_pointwise":
+            essays = D.load_demo_essays()  # the DEMO essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
+            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, progress=True)
         else:
             attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}

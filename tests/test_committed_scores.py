@@ -10,6 +10,7 @@ provenance must name the model that the registry loads today (package version, s
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -17,14 +18,14 @@ import pytest
 
 from allocbias import data as D
 from allocbias import study
-from allocbias.prompts import RESUME_LABELS
+from allocbias.prompts import ESSAY_LABELS, RESUME_LABELS
 from allocbias.scoring import LocalEngine
 
 pytestmark = pytest.mark.slow
 
 ROOT = study.scores_dir()
 POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 1e-3, "nf4": 1e-3}
-SAMPLE = {"resume_pointwise": 3, "hiring_bloomberg": 1}
+SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "essay_pointwise": 2}
 TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
 
 
@@ -32,6 +33,20 @@ def _system(prov: dict) -> study.System:
     model, precision = prov["model_key"].split("@")
     wording = prov["params"].get("wording", "paper")
     return study.System(model, precision, wording)
+
+
+def _command_args(command: str) -> dict:
+    """``--rounds`` and ``--groups`` of the recorded ``scripts/score_study.py resume_pairwise`` command."""
+    words = shlex.split(command)
+    assert words[:3] == ["python", "scripts/score_study.py", "resume_pairwise"], command
+    rounds = int(words[words.index("--rounds") + 1]) if "--rounds" in words else 30
+    groups = []
+    if "--groups" in words:
+        for word in words[words.index("--groups") + 1:]:
+            if word.startswith("--"):
+                break
+            groups.append(word)
+    return {"rounds": rounds, "groups": groups}
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +94,27 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         engine = engines(system)
         answers = engine.generate(messages, max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
         assert answers == sample["answer"].fillna("").tolist()
+    elif kind == "essay_pointwise":
+        items = study.essay_pointwise_items(D.load_demo_essays()).set_index("prompt_id")
+        sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
+        again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
+                                                       progress=False))
+        diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
+        assert diff.max() <= 5 * POINTWISE_TOLERANCE[system.precision], (sample["prompt_id"].tolist(), diff)
+    elif kind == "resume_pairwise":
+        args = _command_args(prov["command"])
+        cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)
+        if args["groups"]:
+            cands = cands[cands["group"].isin(args["groups"])]
+        items = study.resume_pairwise_items(study.pairwise_rounds(cands, args["rounds"], 0))
+        items = items.drop_duplicates("prompt_id").set_index("prompt_id")
+        assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that the recorded command does not make"
+        sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
+        answers = engines(system).generate(list(items.loc[sample["prompt_id"], "messages"]),
+                                           max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
+        assert answers == sample["answer"].fillna("").tolist()
     else:
-        pytest.skip(f"no re-scoring check for table kind {kind!r} yet")
+        raise AssertionError(f"{table.name}: no re-scoring check for table kind {kind!r}; add one")
     model = engines(system).loaded.metadata
     recorded = prov.get("model")
     assert recorded is not None, f"{table.name}: provenance does not record the model"

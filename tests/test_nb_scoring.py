@@ -153,3 +153,9 @@ def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path
     assert glued["models_loaded"] == 0
     assert _check_outputs(result.output) >= 3
     assert glued["n_pairwise_prompts"] == 0
+
+
+def test_the_essay_path_grades_every_demo_essay(glued, params):
+    graded = len(params["essay_systems"]) * len(data.load_demo_essays())
+    assert glued["n_essays_graded"] == (graded if params["backend"] == "local" else 0)
+    assert -1.0 <= glued["sep_sys_min"] <= glued["sep_sys_max"] <= 1.0

