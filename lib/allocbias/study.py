@@ -267,17 +267,27 @@ def score_resume_pointwise(
     on ``system.load()``, created only when a row is missing.
     """
     items = resume_pointwise_items(candidates, system.wording)
-    store = store_for(system, "resume_pointwise", root, command=command)
+    table = _run_pointwise(system, "resume_pointwise", items, RESUME_LABELS, root=root, engine=engine,
+                           batch_size=batch_size, engine_batch_size=engine_batch_size, command=command,
+                           progress=progress)
+    return _join(candidates, items, table)
+
+
+def _run_pointwise(
+    system: System, task: str, items: pd.DataFrame, labels: Mapping[str, float], *, root: str | Path | None,
+    engine: Any, batch_size: int, engine_batch_size: int, command: str | None, progress: bool,
+) -> pd.DataFrame:
+    """Score the missing ``items`` (``prompt_id``, ``messages``) of a pointwise ``task`` into its store; returns
+    the stored table (one row per prompt id ever scored into it)."""
+    store = store_for(system, task, root, command=command)
     lazy = _LazyEngine(system, engine, engine_batch_size, store)
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:
-        results = lazy.get().pointwise(list(batch["messages"]), RESUME_LABELS, progress=False)
-        frame = pd.DataFrame(results)
+        frame = pd.DataFrame(lazy.get().pointwise(list(batch["messages"]), labels, progress=False))
         frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
         return frame
 
-    table = run_resumable(store, items[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
-    return _join(candidates, items, table)
+    return run_resumable(store, items[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
 
 
 def _join(candidates: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -409,17 +419,11 @@ def score_essays_pointwise(
     ``score``, ``label_mass``, ``p_1`` .. ``p_5`` and ``n_tokens``.
     """
     items = essay_pointwise_items(essays)
-    store = store_for(system, "essay_pointwise", root, command=command)
-    lazy = _LazyEngine(system, engine, engine_batch_size, store)
-
-    def score(batch: pd.DataFrame) -> pd.DataFrame:
-        frame = pd.DataFrame(lazy.get().pointwise(list(batch["messages"]), ESSAY_LABELS, progress=False))
-        frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
-        return frame
-
-    table = run_resumable(store, items[["prompt_id", "messages"]], score, batch_size=batch_size, progress=progress)
-    out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
-    return out
+    table = _run_pointwise(system, "essay_pointwise", items, ESSAY_LABELS, root=root, engine=engine,
+                           batch_size=batch_size, engine_batch_size=engine_batch_size, command=command,
+                           progress=progress)
+    table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
+    return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
 
 
 # ----------------------------------------------------------------------------------------------------------------
