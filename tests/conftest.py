@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -10,9 +12,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from allocbias.book import execute_notebook, glued_values, load_profile, repo_root  # noqa: E402
+from allocbias.book import execute_notebook, glued_values, load_profile, notebook_parameters, repo_root  # noqa: E402
 
 ROOT = repo_root()
+GLUE_TEXT = re.compile(r"\{glue:text\}`([^`:]+)")
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +33,62 @@ def smoke_notebook(tmp_path_factory):
         return cache[stem]
 
     return run
+
+
+def smoke_parameters(stem: str) -> dict:
+    """A chapter's parameters under the smoke profile: the notebook's defaults updated with ``profiles/smoke.yaml``."""
+    source = ROOT / "notebooks" / f"{stem}.ipynb"
+    return {**notebook_parameters(source), **load_profile("smoke", root=ROOT).get(stem, {})}
+
+
+def chapter_fixtures(stem: str, *, with_params: bool = True) -> tuple:
+    """The module fixtures of a chapter's test module: ``executed``, ``glued`` and (unless ``with_params`` is
+    false) ``params``.
+
+    Use as ``executed, glued, params = chapter_fixtures(STEM)`` at module level: pytest registers a fixture by the
+    name it is bound to in the test module, so the names on the left are the fixture names.
+    """
+
+    @pytest.fixture(scope="module")
+    def executed(smoke_notebook):
+        return smoke_notebook(stem)
+
+    @pytest.fixture(scope="module")
+    def glued(executed):
+        return executed[1]
+
+    if not with_params:
+        return executed, glued
+
+    @pytest.fixture(scope="module")
+    def params():
+        return smoke_parameters(stem)
+
+    return executed, glued, params
+
+
+def notebook_outputs(notebook: Path | dict) -> list[dict]:
+    """Every cell output of a notebook (a path to an .ipynb file, or the notebook already loaded)."""
+    nb = notebook if isinstance(notebook, dict) else json.loads(Path(notebook).read_text())
+    return [out for cell in nb["cells"] for out in cell.get("outputs", [])]
+
+
+def assert_clean_outputs(notebook: Path | dict) -> int:
+    """Assert that no output of an executed notebook is an error or text on stderr; return the number of figures."""
+    outputs = notebook_outputs(notebook)
+    for out in outputs:
+        assert out["output_type"] != "error", out.get("evalue")
+        assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    return sum("image/png" in out.get("data", {}) for out in outputs)
+
+
+def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
+    """Assert that the markdown of ``source`` quotes more than ``more_than`` glued values and that every one it
+    quotes (``{glue:text}`key```) is glued; return the markdown text."""
+    nb = json.loads(source.read_text())
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    referenced = set(GLUE_TEXT.findall(prose))
+    assert len(referenced) > more_than
+    missing = sorted(referenced - set(glued))
+    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    return prose

@@ -7,16 +7,13 @@ is loaded). The assertions hold under the smoke parameters and the defaults.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 
 import pytest
 
 from allocbias import data
-from allocbias.book import load_profile, notebook_parameters
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -24,38 +21,15 @@ STEM = "03_decisions"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
-    nb = json.loads(executed[0].read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
-    assert figures >= 2
+    assert assert_clean_outputs(executed[0]) >= 2
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 40
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=40)
 
 
 def test_shapes_follow_the_parameters(glued, params):

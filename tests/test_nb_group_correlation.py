@@ -8,18 +8,14 @@ widths that agree with Fisher's formula, and permutation p-values that are valid
 
 from __future__ import annotations
 
-import json
-import re
-
 import numpy as np
 import pytest
 from scipy import stats
 
 from allocbias import data, study
-from allocbias.book import load_profile, notebook_parameters
 from allocbias.plotting import GROUP_ORDER
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -31,19 +27,7 @@ OTHERS = [g for g in GROUP_ORDER if g != data.REFERENCE_GROUP]
 SHORT = {"rabbi": "RABBI", "avg_gap": "mean gap δ", "jsd": "JSD", "emd": "EMD"}
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def _slug(group):
@@ -51,22 +35,11 @@ def _slug(group):
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
-    nb = json.loads(executed[0].read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
-    assert figures >= 2  # the heatmap and the intervals
+    assert assert_clean_outputs(executed[0]) >= 2  # the heatmap and the intervals
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 40
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=40)
 
 
 def test_each_group_correlation_uses_systems_times_jobs_points(glued, params):

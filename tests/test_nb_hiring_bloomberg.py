@@ -9,16 +9,12 @@ read the committed table in data/scores).
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 
 from allocbias import data
-from allocbias.book import load_profile, notebook_parameters
 from allocbias.genderbench import ANSWER_RULES
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -30,19 +26,7 @@ BOUNDS = {"stereotype_rate": (-0.5, 0.5), "disparity": (0.0, 0.5)}
 STEREO_JOBS = {"software_engineer", "financial_analyst", "retail", "hr_specialist"}
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def _answerers(params):
@@ -50,23 +34,11 @@ def _answerers(params):
 
 
 def test_runs_without_errors_or_stderr(executed):
-    path, _ = executed
-    nb = json.loads(path.read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for c in nb["cells"] for out in c.get("outputs", []))
-    assert figures >= 3
+    assert assert_clean_outputs(executed[0]) >= 3
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 30
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=30)
 
 
 def test_design_counts(glued, params):

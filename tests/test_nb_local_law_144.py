@@ -7,14 +7,13 @@ The assertions hold under the smoke and the default parameters alike.
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from allocbias.book import load_profile
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -24,23 +23,11 @@ EXAMPLES = (1, 2, 3)
 RATIO_KEY = re.compile(r"(di_avg|di_median|di_threshold|auc_di|p_fair|pfair|auc_beta|p_any_fail)")
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
+executed, glued = chapter_fixtures(STEM, with_params=False)
 
 
 def test_runs_with_the_smoke_parameters_and_no_errors_or_warnings(executed, glued):
-    path, _ = executed
-    nb = json.loads(path.read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
+    assert_clean_outputs(executed[0])
     smoke = load_profile("smoke", root=ROOT).get(STEM, {})
     for name in ("n_per_group", "grid_points"):
         if name in smoke:
@@ -48,12 +35,7 @@ def test_runs_with_the_smoke_parameters_and_no_errors_or_warnings(executed, glue
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 30
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=30)
 
 
 def test_ratios_lie_in_unit_interval(glued):

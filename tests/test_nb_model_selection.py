@@ -10,18 +10,15 @@ The paper's numbers in ``data/paper/rabbi_ndcg.csv`` are checked for completenes
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from allocbias import data, study, validity
-from allocbias.book import load_profile, notebook_parameters
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -32,19 +29,7 @@ METRICS = ("rabbi", "avg_gap", "jsd", "emd")
 GAPS = ("dDP", "dEO")
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def _order(glued, key):
@@ -52,22 +37,12 @@ def _order(glued, key):
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
-    nb = json.loads(executed[0].read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
-    assert figures >= 4  # rankings per job (dDP), NDCG bars, overall ranking, rankings per job (dEO)
+    # rankings per job (dDP), NDCG bars, overall ranking, rankings per job (dEO)
+    assert assert_clean_outputs(executed[0]) >= 4
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 60
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=60)
 
 
 def test_shapes_follow_the_parameters(glued, params):

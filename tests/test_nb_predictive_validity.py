@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pandas as pd
 import pytest
@@ -20,7 +19,7 @@ from allocbias import data
 from allocbias.book import notebook_parameters
 from allocbias.plotting import METRIC_SHORT as SHORT
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -57,14 +56,7 @@ PAPER_TABLE1 = {
 }
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
+executed, glued = chapter_fixtures(STEM, with_params=False)
 
 
 @pytest.fixture(scope="module")
@@ -96,21 +88,11 @@ def test_the_paper_file_copies_table_1():
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(nb):
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
-    assert figures >= 3  # the two Figure 2 counterparts and the per-system view
+    assert assert_clean_outputs(nb) >= 3  # the two Figure 2 counterparts and the per-system view
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    source = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 60
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=60)
 
 
 def test_shapes_follow_the_parameters(glued, params):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pandas as pd
 import pytest
@@ -20,7 +19,7 @@ import pytest
 from allocbias import data
 from allocbias.book import notebook_parameters
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -35,14 +34,7 @@ PLATEAU_SENTENCE = "Most bias metrics show increasing correlation with ΔDP as k
 PAPER_K1_DP = {"rabbi": 0.86, "avg_gap": 0.13, "jsd": -0.19, "emd": -0.09}  # Table 1, pointwise resume screening
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
+executed, glued = chapter_fixtures(STEM, with_params=False)
 
 
 @pytest.fixture(scope="module")
@@ -75,21 +67,11 @@ def test_the_paper_file_holds_only_stated_numbers():
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(nb):
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    figures = sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
-    assert figures >= 2  # the gaps against k by group, and r against k with the paper's values
+    assert assert_clean_outputs(nb) >= 2  # the gaps against k by group, and r against k with the paper's values
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    source = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 50
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=50)
 
 
 def test_shapes_follow_the_parameters(glued, params, quotas):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import zlib
 from math import comb
 
@@ -22,9 +21,9 @@ import pandas as pd
 import pytest
 
 from allocbias import data, study
-from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, load_profile, notebook_parameters
+from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs
 
 pytestmark = pytest.mark.notebooks
 
@@ -48,48 +47,18 @@ PAPER_TABLE2 = {
 }
 
 
-def _outputs(path):
-    nb = json.loads(path.read_text())
-    return [out for cell in nb["cells"] for out in cell.get("outputs", [])]
-
-
-def _assert_clean(path):
-    for out in _outputs(path):
-        assert out["output_type"] != "error", out.get("evalue")
-        assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-
-
 # ------------------------------------------------------------------------------------------------------------
 # The smoke profile, on the committed tables
 # ------------------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
-    _assert_clean(executed[0])
-    figures = sum("image/png" in out.get("data", {}) for out in _outputs(executed[0]))
-    assert figures >= 4
+    assert assert_clean_outputs(executed[0]) >= 4
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 50
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=50)
 
 
 def test_the_default_systems_are_the_study_systems():
@@ -165,7 +134,7 @@ def test_the_chapter_shows_the_papers_rows(executed, glued):
     # the paper excludes models above 55 % inconsistent pairs: two on resume screening (its Figure 4 caption)
     assert glued["paper_n_excluded"] == 2
     assert glued["paper_excluded"] == "Llama2 7B Chat and StableLM Zephyr 3B"
-    html = "".join("".join(out.get("data", {}).get("text/html", "")) for out in _outputs(executed[0]))
+    html = "".join("".join(out.get("data", {}).get("text/html", "")) for out in notebook_outputs(executed[0]))
     for model in PAPER_TABLE2:
         assert f">{model}</th>" in html, model
 
@@ -235,7 +204,7 @@ def stand_in(stand_in_root, tmp_path_factory):
 
 def test_pairwise_branch_reports_known_statistics(stand_in):
     path, glued = stand_in
-    _assert_clean(path)
+    assert_clean_outputs(path)
     expected = {  # (regular, tie, undetected, flipped, inconsistent)
         "smollm2_fp32_paper": (100.0, 0.0, 0.0, 100.0, 100.0),  # the first-shown candidate: every pair flips
         "gemma3_fp32_paper": (0.0, 0.0, 100.0, 0.0, 0.0),  # no answer: the same (non-)answer in both orders

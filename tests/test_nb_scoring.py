@@ -7,16 +7,15 @@ parameters of ``profiles/smoke.yaml``; the smoke profile scores a small slice li
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
 import pytest
 
 from allocbias import data, study
-from allocbias.book import execute_notebook, glued_values, load_profile, notebook_parameters
+from allocbias.book import execute_notebook, glued_values, notebook_parameters
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -31,41 +30,15 @@ VERDICTS = (
 )
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
-
-
-def _check_outputs(path):
-    nb = json.loads(path.read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    return sum("image/png" in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", []))
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def test_runs_without_errors_or_warnings_and_shows_its_figures(executed):
-    assert _check_outputs(executed[0]) >= 3
+    assert assert_clean_outputs(executed[0]) >= 3
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 60
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=60)
 
 
 def test_shapes_follow_the_parameters(glued, params):
@@ -151,7 +124,7 @@ def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path
     glued = glued_values(result.output)
     assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(systems) * len(cands)
     assert glued["models_loaded"] == 0
-    assert _check_outputs(result.output) >= 3
+    assert assert_clean_outputs(result.output) >= 3
     assert glued["n_pairwise_prompts"] == 0
 
 

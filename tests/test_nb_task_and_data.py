@@ -7,17 +7,15 @@ with ``allocbias.book.glued_values``. The assertions hold under the smoke and th
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from allocbias import data, prompts
-from allocbias.book import load_profile, notebook_parameters
 from allocbias.names import DEFAULT_RULE
 from allocbias.plotting import GROUP_ORDER
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -25,38 +23,15 @@ STEM = "01_task_and_data"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
-
-
-@pytest.fixture(scope="module")
-def params():
-    return {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+executed, glued, params = chapter_fixtures(STEM)
 
 
 def test_runs_without_errors_or_warnings_and_shows_figures(executed):
-    path, _ = executed
-    cells = json.loads(path.read_text())["cells"]
-    outputs = [out for c in cells for out in c.get("outputs", [])]
-    assert not [o for o in outputs if o["output_type"] == "error"]
-    stderr = [o for o in outputs if o["output_type"] == "stream" and o["name"] == "stderr"]
-    assert not stderr, "".join("".join(o["text"]) for o in stderr)
-    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+    assert assert_clean_outputs(executed[0]) >= 3
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 40
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    prose = assert_prose_glued(SOURCE, glued, more_than=40)
     exercises = {"task-ex1", "task-ex2", "task-ex3", "task-ex4"}
     assert exercises <= set(re.findall(r":label: (task-ex\d)", prose))
 

@@ -7,14 +7,9 @@ The assertions hold under the smoke parameters (n_systems=30, n_per_group=100, r
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 
-from allocbias.book import load_profile, notebook_parameters
-
-from .conftest import ROOT
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, smoke_parameters
 
 pytestmark = pytest.mark.notebooks
 
@@ -24,24 +19,12 @@ FAMILIES = ("shift", "spread", "skew", "heavy_tail")
 METRICS = ("rabbi", "avg_gap", "jsd", "emd")
 
 
-@pytest.fixture(scope="module")
-def executed(smoke_notebook):
-    return smoke_notebook(STEM)
-
-
-@pytest.fixture(scope="module")
-def glued(executed):
-    return executed[1]
+executed, glued = chapter_fixtures(STEM, with_params=False)
 
 
 def test_runs_with_the_smoke_parameters_and_no_errors_or_warnings(executed, glued):
-    path, _ = executed
-    nb = json.loads(path.read_text())
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            assert out["output_type"] != "error", out.get("evalue")
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])
-    params = {**notebook_parameters(SOURCE), **load_profile("smoke", root=ROOT).get(STEM, {})}
+    assert_clean_outputs(executed[0])
+    params = smoke_parameters(STEM)
     for name in ("n_systems", "n_groups", "n_per_group", "rounds", "k"):
         assert glued[name] == params[name]
     assert glued["n_points"] == params["n_systems"] * (params["n_groups"] - 1)
@@ -51,12 +34,7 @@ def test_runs_with_the_smoke_parameters_and_no_errors_or_warnings(executed, glue
 
 
 def test_every_glue_reference_in_the_prose_is_glued(glued):
-    nb = json.loads(SOURCE.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    referenced = set(re.findall(r"\{glue:text\}`([^`:]+)", prose))
-    assert len(referenced) > 50
-    missing = sorted(referenced - set(glued))
-    assert not missing, f"prose quotes numbers that are never glued: {missing}"
+    assert_prose_glued(SOURCE, glued, more_than=50)
 
 
 def test_correlations_are_correlations(glued):
