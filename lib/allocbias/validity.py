@@ -26,6 +26,8 @@ from scipy import stats
 
 __all__ = [
     "DEFAULT_ABS_GAP",
+    "expected_random_ndcg",
+    "random_ndcg_values",
     "PearsonResult",
     "fairness_ranking",
     "ndcg_at",
@@ -505,3 +507,53 @@ def ndcg_table(
     )
     out["n_subtasks"] = out["n_subtasks"].astype(np.int64)
     return out
+
+
+def _check_ndcg_sizes(n_models: int, n: int) -> None:
+    if isinstance(n_models, bool) or not isinstance(n_models, (int, np.integer)) or n_models < 2:
+        raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= n_models:
+        raise ValueError(f"n must be an integer in 1..{n_models} (the number of models), got {n!r}")
+
+
+def expected_random_ndcg(n_models: int, n: int) -> float:
+    r"""Expected NDCG@n of a uniformly random ranking of ``n_models`` models: the chance baseline of
+    :func:`ndcg_at`.
+
+    Every place of a random ranking holds a uniformly random model, of expected relevance
+    :math:`(\sigma_{max} - 1)/2`, so with discounts :math:`d_i = 1/\log_2(i + 1)`
+
+    .. math:: \mathbb{E}[\mathrm{NDCG@}n] = \frac{\tfrac{\sigma_{max} - 1}{2} \sum_{i \le n} d_i}
+              {\sum_{i \le n} (\sigma_{max} - i)\, d_i} .
+
+    >>> expected_random_ndcg(6, 1)
+    0.5
+    >>> round(expected_random_ndcg(10, 10), 4)
+    0.8042
+    """
+    _check_ndcg_sizes(n_models, n)
+    d = 1.0 / np.log2(np.arange(2, n + 2))
+    return float((n_models - 1) / 2 * d.sum() / ((n_models - np.arange(1, n + 1)) @ d))
+
+
+def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int = 40_320) -> np.ndarray:
+    """NDCG@n of every ordering of ``n_models`` models against the ideal one (exact, when
+    ``n_models! <= max_orders``), else of ``max_orders`` seeded random orderings: the distribution behind
+    :func:`expected_random_ndcg`, for the chance of a ranking scoring at least as high as a metric's.
+
+    >>> sorted(set(np.round(random_ndcg_values(3, 1), 6).tolist()))
+    [0.0, 0.5, 1.0]
+    >>> bool(abs(random_ndcg_values(6, 3).mean() - expected_random_ndcg(6, 3)) < 1e-12)
+    True
+    """
+    import itertools
+    import math
+
+    _check_ndcg_sizes(n_models, n)
+    if math.factorial(n_models) <= max_orders:
+        orders = np.array(list(itertools.permutations(range(n_models))))
+    else:
+        orders = np.random.default_rng(seed).random((max_orders, n_models)).argsort(axis=1)
+    d = 1.0 / np.log2(np.arange(2, n + 2))
+    # model m at the ideal position m has relevance n_models - 1 - m; the ideal DCG puts them in order
+    return (n_models - 1 - orders[:, :n]).astype(float) @ d / ((n_models - np.arange(1, n + 1)) @ d)
