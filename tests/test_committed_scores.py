@@ -24,7 +24,13 @@ from allocbias.scoring import LocalEngine
 pytestmark = pytest.mark.slow
 
 ROOT = study.scores_dir()
-POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 1e-3, "nf4": 1e-3}
+# fp32: the prefix-cached engine equals a plain forward pass to ~2e-6, so a row scored again in another batch
+# matches its stored value closely. int8/nf4 (bitsandbytes on CPU): the score of a prompt depends on the batch it
+# was computed in (LLM.int8's outlier split is taken over the whole batch; the 4-bit path's numerics depend on the
+# input shapes): rows scored again in a different batch moved by up to 0.022 (int8) and 0.013 (nf4) when this
+# test was written, while scoring the same batch again is exact. The bound for them is a check of model and
+# prompt, not of bit-for-bit reproduction.
+POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 0.05, "nf4": 0.05}
 SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "essay_pointwise": 2}
 TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
 
@@ -100,7 +106,7 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
                                                        progress=False))
         diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
-        assert diff.max() <= 5 * POINTWISE_TOLERANCE[system.precision], (sample["prompt_id"].tolist(), diff)
+        assert diff.max() <= 5 * POINTWISE_TOLERANCE["fp32"], (sample["prompt_id"].tolist(), diff)
     elif kind == "resume_pairwise":
         args = _command_args(prov["command"])
         cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)

@@ -144,13 +144,24 @@ def test_study_scale_pairwise_cost(glued, params):
     assert glued["study_generations"] == glued["study_pairwise_rounds"] * len(params["jobs"]) * 28 * 2
 
 
-def test_pairwise_statistics_only_with_pairwise_systems(glued, params):
-    if params["pairwise_systems"]:
-        pytest.skip("the smoke profile reads pairwise tables; the stand-in test covers that branch")
-    assert glued["n_pairwise_prompts"] == 0
-    assert glued["n_table2_rows"] == len(PAPER_TABLE2)
-    assert "pairwise_systems" in glued["pairwise_status"] and "paper's values only" in glued["pairwise_status"]
-    assert not any(key.startswith("pw_") for key in glued)
+def test_pairwise_statistics_follow_the_stored_answers(glued, params):
+    """Under the smoke profile (the defaults) the chapter reads the committed pairwise pilot; with no pairwise
+    systems it shows the paper's table only (the stand-in tests below cover both branches on known answers)."""
+    if not params["pairwise_systems"]:
+        assert glued["n_pairwise_prompts"] == 0 and glued["n_table2_rows"] == len(PAPER_TABLE2)
+        assert "pairwise_systems" in glued["pairwise_status"] and "paper's values only" in glued["pairwise_status"]
+        assert not any(key.startswith("pw_") for key in glued)
+        return
+    n_groups = len(params["pairwise_groups"]) or 8
+    per_system = params["pairwise_rounds"] * len(params["jobs"]) * comb(n_groups, 2) * 2
+    assert glued["n_pairwise_prompts"] == len(params["pairwise_systems"]) * per_system
+    assert glued["n_table2_rows"] == len(PAPER_TABLE2) + len(params["pairwise_systems"])
+    for system in params["pairwise_systems"]:
+        key = system.replace("-", "_")
+        parts = [glued[f"pw_{c}_{key}"] for c in ("regular", "tie", "undetected")]
+        assert sum(parts) == pytest.approx(100.0) and all(0.0 <= x <= 100.0 for x in parts)
+        assert 0.0 <= glued[f"pw_flipped_{key}"] <= glued[f"pw_inconsistent_{key}"] <= 100.0
+        assert f"{system}: " in glued["pairwise_status"]
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -197,7 +208,7 @@ def stand_in_root(tmp_path_factory):
 def stand_in(stand_in_root, tmp_path_factory):
     out = tmp_path_factory.mktemp("executed-stand-in") / f"{STEM}.ipynb"
     parameters = {**SMALL, "scores_root": str(stand_in_root), "pairwise_systems": list(ENGINES),
-                  "pairwise_rounds": ROUNDS}
+                  "pairwise_rounds": ROUNDS, "pairwise_groups": []}
     result = execute_notebook(SOURCE, out, parameters, cwd=ROOT)
     return result.output, glued_values(result.output)
 
@@ -225,7 +236,7 @@ def test_pairwise_branch_reports_known_statistics(stand_in):
 def test_a_missing_pairwise_table_stops_the_chapter_and_writes_nothing(stand_in_root, tmp_path):
     before = sorted(p.name for p in stand_in_root.iterdir())
     parameters = {**SMALL, "scores_root": str(stand_in_root), "pairwise_systems": ["smollm2-nf4-paper"],
-                  "pairwise_rounds": ROUNDS}
+                  "pairwise_rounds": ROUNDS, "pairwise_groups": []}
     with pytest.raises(NotebookExecutionError, match="smollm2-nf4-paper.*lacks 112 of the 112"):
         execute_notebook(SOURCE, tmp_path / f"{STEM}.ipynb", parameters, cwd=ROOT)
     assert sorted(p.name for p in stand_in_root.iterdir()) == before
