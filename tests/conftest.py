@@ -67,6 +67,24 @@ def chapter_fixtures(stem: str, *, with_params: bool = True) -> tuple:
     return executed, glued, params
 
 
+def chapter_run_fixtures(stem: str) -> tuple:
+    """Like :func:`chapter_fixtures`, plus ``nb`` (the executed notebook, loaded), and ``params`` read from the run
+    itself: the notebook's defaults updated with the parameters papermill injected (so the assertions hold for any
+    profile). Use as ``executed, glued, nb, params = chapter_run_fixtures(STEM)``."""
+    executed, glued = chapter_fixtures(stem, with_params=False)
+    source = ROOT / "notebooks" / f"{stem}.ipynb"
+
+    @pytest.fixture(scope="module")
+    def nb(executed):
+        return json.loads(executed[0].read_text())
+
+    @pytest.fixture(scope="module")
+    def params(nb):
+        return {**notebook_parameters(source), **nb["metadata"].get("papermill", {}).get("parameters", {})}
+
+    return executed, glued, nb, params
+
+
 def notebook_outputs(notebook: Path | dict) -> list[dict]:
     """Every cell output of a notebook (a path to an .ipynb file, or the notebook already loaded)."""
     nb = notebook if isinstance(notebook, dict) else json.loads(Path(notebook).read_text())

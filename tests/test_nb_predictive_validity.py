@@ -9,17 +9,15 @@ ranges, consistency of the glued words with the glued numbers), never the direct
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
 import pytest
 
 from allocbias import data
-from allocbias.book import notebook_parameters
 from allocbias.plotting import METRIC_SHORT as SHORT
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_run_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -56,18 +54,7 @@ PAPER_TABLE1 = {
 }
 
 
-executed, glued = chapter_fixtures(STEM, with_params=False)
-
-
-@pytest.fixture(scope="module")
-def nb(executed):
-    return json.loads(executed[0].read_text())
-
-
-@pytest.fixture(scope="module")
-def params(nb):
-    """The notebook's defaults updated with the parameters papermill injected into this run."""
-    return {**notebook_parameters(SOURCE), **nb["metadata"].get("papermill", {}).get("parameters", {})}
+executed, glued, nb, params = chapter_run_fixtures(STEM)
 
 
 def _outputs_text(nb) -> list[str]:

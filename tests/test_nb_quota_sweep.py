@@ -10,16 +10,14 @@ the linearity of the selection weight), never the direction of a result.
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
 import pytest
 
 from allocbias import data
-from allocbias.book import notebook_parameters
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_run_fixtures
 
 pytestmark = pytest.mark.notebooks
 
@@ -34,18 +32,7 @@ PLATEAU_SENTENCE = "Most bias metrics show increasing correlation with ΔDP as k
 PAPER_K1_DP = {"rabbi": 0.86, "avg_gap": 0.13, "jsd": -0.19, "emd": -0.09}  # Table 1, pointwise resume screening
 
 
-executed, glued = chapter_fixtures(STEM, with_params=False)
-
-
-@pytest.fixture(scope="module")
-def nb(executed):
-    return json.loads(executed[0].read_text())
-
-
-@pytest.fixture(scope="module")
-def params(nb):
-    """The notebook's defaults updated with the parameters papermill injected into this run."""
-    return {**notebook_parameters(SOURCE), **nb["metadata"].get("papermill", {}).get("parameters", {})}
+executed, glued, nb, params = chapter_run_fixtures(STEM)
 
 
 @pytest.fixture(scope="module")

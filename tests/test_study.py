@@ -10,25 +10,7 @@ from allocbias import study
 from allocbias.prompts import prompt_hash
 
 
-class CountingEngine:
-    """Deterministic stand-in for LocalEngine: the score is a function of the prompt text."""
-
-    def __init__(self):
-        self.pointwise_calls = 0
-        self.generated = 0
-
-    def pointwise(self, prompts, labels, *, batch_size=None, progress=True):
-        self.pointwise_calls += len(prompts)
-        out = []
-        for messages in prompts:
-            h = int(prompt_hash(messages)[:6], 16) / 16**6
-            out.append({"score": h, "label_mass": 0.5, "p_No": 1 - h, "p_Yes": h, "n_tokens": 100})
-        return out
-
-    def generate(self, prompts, *, max_new_tokens, batch_size=None, progress=True):
-        self.generated += len(prompts)
-        # Always prefer the candidate shown first: the name on the first line of the first resume.
-        return [messages[1]["content"].split("\n\n")[1].splitlines()[0] for messages in prompts]
+from .test_study_tables import StandIn as CountingEngine  # the shared deterministic stand-in engine
 
 
 @pytest.fixture(scope="module")

@@ -926,6 +926,34 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def _ci_row(metric: str, job: Any, race: Any, est: Any, rep: np.ndarray, n: int, level: float) -> dict[str, Any]:
+    """One row of :func:`summary` / :func:`probe_report`: estimate, percentile interval of ``rep``, items."""
+    low, high = _percentiles(rep, level, f"{metric} ({job}, {race})")
+    return {"metric": metric, "job": job, "race": race, "estimate": float(est), "ci_low": float(low),
+            "ci_high": float(high), "n_items": int(n)}
+
+
+def _report_rows(
+    stats: Any, det_est: dict, det_rep: dict, all_est: dict, all_rep: dict, n_all: int, level: float, *,
+    cells: bool,
+) -> list[dict[str, Any]]:
+    """The rows of :func:`summary`, in its order: overall detected-family metrics, undetected rates, the
+    masculine rate per job, then (``cells``) per job x race."""
+    n_det = len(stats.det.item_id)
+    rows = [_ci_row(name, ALL, ALL, det_est[name][0], det_rep[name], n_det, level)
+            for name in ["masculine_rate", "disparity", "stereotype_rate", "position_effect"] if name in det_est]
+    rows += [_ci_row(name, ALL, ALL, all_est[name][0], all_rep[name], n_all, level)
+             for name in ["undetected_rate_attempts", "undetected_rate_items"]]
+    job_n = np.bincount(stats.job_codes, minlength=len(stats.jobs))
+    rows += [_ci_row("masculine_rate", job, ALL, det_est["job_rate"][0, j], det_rep["job_rate"][:, j], job_n[j], level)
+             for j, job in enumerate(stats.jobs)]
+    if cells:
+        cell_n = np.bincount(stats.cell_codes, minlength=len(stats.cells))
+        rows += [_ci_row("masculine_rate", job, race, det_est["cell_rate"][0, c], det_rep["cell_rate"][:, c],
+                         cell_n[c], level) for c, (job, race) in enumerate(stats.cells)]
+    return rows
+
+
 def summary(
     df: pd.DataFrame,
     n_boot: int,
@@ -976,26 +1004,8 @@ def summary(
     all_est = stats.all_family(np.arange(len(stats.all.item_id))[None, :])
     det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
     all_rep = _boot(stats.all_family, _strata_codes(stats.all, strata), n_boot, seed)
-    n_det, n_all = len(stats.det.item_id), len(stats.all.item_id)
-
-    rows: list[dict[str, Any]] = []
-
-    def add(metric: str, job: Any, race: Any, est: np.ndarray, rep: np.ndarray, n: int) -> None:
-        low, high = _percentiles(rep, level, f"{metric} ({job}, {race})")
-        rows.append({"metric": metric, "job": job, "race": race, "estimate": float(est),
-                     "ci_low": float(low), "ci_high": float(high), "n_items": int(n)})
-
-    for name in ["masculine_rate", "disparity", "stereotype_rate", "position_effect"]:
-        if name in det_est:
-            add(name, ALL, ALL, det_est[name][0], det_rep[name], n_det)
-    for name in ["undetected_rate_attempts", "undetected_rate_items"]:
-        add(name, ALL, ALL, all_est[name][0], all_rep[name], n_all)
-    job_n = np.bincount(stats.job_codes, minlength=len(stats.jobs))
-    for j, job in enumerate(stats.jobs):
-        add("masculine_rate", job, ALL, det_est["job_rate"][0, j], det_rep["job_rate"][:, j], job_n[j])
-    cell_n = np.bincount(stats.cell_codes, minlength=len(stats.cells))
-    for c, (job, race) in enumerate(stats.cells):
-        add("masculine_rate", job, race, det_est["cell_rate"][0, c], det_rep["cell_rate"][:, c], cell_n[c])
+    n_all = len(stats.all.item_id)
+    rows = _report_rows(stats, det_est, det_rep, all_est, all_rep, n_all, level, cells=True)
     return pd.DataFrame(rows)
 
 
@@ -1280,36 +1290,16 @@ def probe_report(
     strata = [strata] if isinstance(strata, str) else list(strata)
     male, female = _check_jobs(male_jobs, female_jobs)
     items = _Items(df, slot=0 if "winner_slot" in df.columns else None)
-    rows: list[dict[str, Any]] = []
-
-    def add(metric: str, job: Any, race: Any, est: Any, rep: np.ndarray, n: int) -> None:
-        low, high = _percentiles(rep, level, f"{metric} ({job}, {race})")
-        rows.append({"metric": metric, "job": job, "race": race, "estimate": float(est),
-                     "ci_low": float(low), "ci_high": float(high), "n_items": int(n)})
-
     n_all = len(items.item_id)
     all_family = _undetected_family(items)
     all_est = all_family(np.arange(n_all)[None, :])
     all_rep = _boot(all_family, _strata_codes(items, strata), n_boot, seed)
     if not (items.n_detected > 0).any():
-        for name in ["undetected_rate_attempts", "undetected_rate_items"]:
-            add(name, ALL, ALL, all_est[name][0], all_rep[name], n_all)
-        return pd.DataFrame(rows)
+        return pd.DataFrame([_ci_row(name, ALL, ALL, all_est[name][0], all_rep[name], n_all, level)
+                             for name in ["undetected_rate_attempts", "undetected_rate_items"]])
     stereo = set(male + female) <= set(items.job[items.n_detected > 0])
     stats = _Stats(items, male if stereo else None, female if stereo else None)
-    n_det = len(stats.det.item_id)
-    det_est = stats.detected_family(np.arange(n_det)[None, :])
+    det_est = stats.detected_family(np.arange(len(stats.det.item_id))[None, :])
     det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
-    for name in ["masculine_rate", "disparity", "stereotype_rate", "position_effect"]:
-        if name in det_est:
-            add(name, ALL, ALL, det_est[name][0], det_rep[name], n_det)
-    for name in ["undetected_rate_attempts", "undetected_rate_items"]:
-        add(name, ALL, ALL, all_est[name][0], all_rep[name], n_all)
-    job_n = np.bincount(stats.job_codes, minlength=len(stats.jobs))
-    for j, job in enumerate(stats.jobs):
-        add("masculine_rate", job, ALL, det_est["job_rate"][0, j], det_rep["job_rate"][:, j], job_n[j])
-    if "race" in strata:
-        cell_n = np.bincount(stats.cell_codes, minlength=len(stats.cells))
-        for c, (job, race) in enumerate(stats.cells):
-            add("masculine_rate", job, race, det_est["cell_rate"][0, c], det_rep["cell_rate"][:, c], cell_n[c])
+    rows = _report_rows(stats, det_est, det_rep, all_est, all_rep, n_all, level, cells="race" in strata)
     return pd.DataFrame(rows)
