@@ -63,16 +63,6 @@ METRIC_SHORT: dict[str, str] = {
     "dEO": "ΔEO",
 }
 
-#: The study's systems in book order (the ids of :data:`allocbias.study.STUDY_SYSTEMS`), for fixed colours.
-_SYSTEM_ORDER: tuple[str, ...] = (
-    "smollm2-fp32-paper",
-    "smollm2-fp32-direct",
-    "smollm2-int8-paper",
-    "smollm2-nf4-paper",
-    "gemma3-fp32-paper",
-    "gemma3-fp32-direct",
-)
-
 #: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.summary``),
 #: in the order :func:`plot_metric_sweep` draws them.
 LL144_METRIC_LABELS: dict[str, str] = {
@@ -144,11 +134,13 @@ def system_palette(systems: Sequence[str]) -> dict[str, tuple[float, float, floa
     >>> palette["gemma3-fp32-paper"] == system_palette(["smollm2-fp32-paper", "gemma3-fp32-paper"])["gemma3-fp32-paper"]
     True
     """
+    from .study import STUDY_SYSTEMS
+
     systems = list(dict.fromkeys(systems))
     if not systems:
         raise ValueError("systems is empty")
     dark = sns.color_palette("dark", 10)
-    known = dict(zip(_SYSTEM_ORDER, [dark[0], dark[9], dark[2], dark[4], dark[3], dark[1]], strict=True))
+    known = dict(zip(STUDY_SYSTEMS, [dark[0], dark[9], dark[2], dark[4], dark[3], dark[1]], strict=True))
     extra = [s for s in systems if s not in known]
     others = dict(zip(extra, sns.color_palette("colorblind", 10)[5:] + sns.color_palette("pastel", 10), strict=False))
     return {s: known.get(s, others.get(s)) for s in systems}
