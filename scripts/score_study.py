@@ -10,6 +10,8 @@ Examples
         --groups "Male White" "Female White" "Male Black" "Female Black"
     .venv/bin/python scripts/score_study.py hiring_bloomberg --systems smollm2-fp32-paper --orderings 4
     .venv/bin/python scripts/score_study.py essay_pointwise --systems smollm2-fp32-paper   (the demo essays)
+    python scripts/score_study.py resume_pairwise --systems smollm2-fp32-paper --rounds 30 \
+        --device cuda --engine-batch-size 64          (on a machine with a GPU; provenance records it)
 """
 
 from __future__ import annotations
@@ -41,17 +43,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows appended to the store per batch")
+    parser.add_argument("--device", default="cpu", help="torch device the model runs on: cpu (default) or cuda")
+    parser.add_argument("--engine-batch-size", type=int, default=None,
+                        help="prompts per forward pass (default: the task's, 8 or 2 for hiring_bloomberg)")
     args = parser.parse_args(argv)
+    if args.engine_batch_size is not None and args.engine_batch_size < 1:
+        parser.error(f"--engine-batch-size must be >= 1, got {args.engine_batch_size}")
 
     command = "python scripts/score_study.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     systems = [study.parse_system(s) for s in args.systems]
     for system in systems:
         start = time.perf_counter()
         print(f"== {args.task} / {system.id}", flush=True)
+        ebs = args.engine_batch_size or (2 if args.task == "hiring_bloomberg" else 8)
+        engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
         if args.task == "resume_pointwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, **kw)
+            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "resume_pairwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
             if args.groups:
@@ -60,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
                 cands = cands[cands["group"].isin(args.groups)]
             rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, **kw)
+            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "essay_pointwise":
             essays = D.load_demo_essays()  # the DEMO essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
-            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, progress=True)
+            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine, progress=True)
         else:
             attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, **kw)
+            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
 

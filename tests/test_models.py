@@ -100,6 +100,16 @@ def test_bad_options(tiny_folder, kwargs, match):
         load_model(tiny_folder, **kwargs)
 
 
+def test_device_option(tiny_folder):
+    with pytest.raises(ValueError, match="'tpu' is not a torch device"):
+        load_model(tiny_folder, device="tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="sees no CUDA GPU"):
+            load_model(tiny_folder, device="cuda")
+    loaded = load_model(tiny_folder, device="cpu")
+    assert loaded.metadata["device"] == "cpu" and next(loaded.model.parameters()).device.type == "cpu"
+
+
 def test_load_folder_metadata_and_log(tiny_folder, caplog):
     with caplog.at_level(logging.INFO, logger="allocbias.models"):
         loaded = load_model(tiny_folder)

@@ -409,3 +409,21 @@ def test_record_model_is_kept_and_a_different_model_is_refused(tmp_path):
     with pytest.raises(ValueError, match="mapping"):
         reopened.record_model(["not", "a", "mapping"])
     assert json.loads(store.provenance_path.read_text())["model"]["package_version"] == "1.0"
+
+
+def test_hardware_seen_after_the_run_began_is_recorded(tmp_path, monkeypatch):
+    """A GPU becomes visible only once the scorer has imported torch (after the run began): the run's
+    hardware is refreshed as rows arrive, so a GPU run is never recorded as a CPU-only one."""
+    import allocbias.store as store_module
+
+    seen = {"gpu": None}
+    monkeypatch.setattr(store_module, "_hardware", lambda: {"cpu": "x", "cpu_count": 1, "gpu": seen["gpu"]})
+    store = ScoreStore(tmp_path, **KEY)
+
+    def score(batch):
+        seen["gpu"] = ["Some GPU"]  # the model is loaded inside the first batch
+        return batch.assign(score=0.5)
+
+    run_resumable(store, pd.DataFrame({"prompt_id": ["a", "b", "c"]}), score, batch_size=2, progress=False)
+    prov = json.loads(store.provenance_path.read_text())
+    assert prov["runs"][0]["hardware"]["gpu"] == ["Some GPU"] and prov["hardware"]["gpu"] == ["Some GPU"]

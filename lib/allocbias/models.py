@@ -293,6 +293,21 @@ BNB_CPU_NOTES = {
 }
 
 
+def _torch_device(device: str) -> Any:
+    """``torch.device(device)``, checked: a CUDA device must exist here (the message says what torch sees)."""
+    import torch
+
+    try:
+        target = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device {device!r} is not a torch device ({exc}); use 'cpu' or e.g. 'cuda'") from exc
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: torch {torch.__version__} sees no CUDA GPU here; use 'cpu'")
+    if target.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {device!r}: only 'cpu' and CUDA devices are supported")
+    return target
+
+
 def _quiet_bitsandbytes() -> None:
     """Silence two known, harmless bitsandbytes messages that would otherwise print on every load or batch:
     the one-time log line that its optional hub-downloaded CPU kernel is missing (we run offline on purpose),
@@ -534,8 +549,9 @@ def load_model(
     quantization: str | None = None,
     *,
     chat_template: str | None = None,
+    device: str = "cpu",
 ) -> LoadedModel:
-    """Load a causal language model for scoring on the CPU.
+    """Load a causal language model for scoring (on the CPU unless ``device`` names another).
 
     Parameters
     ----------
@@ -544,6 +560,9 @@ def load_model(
     dtype : ``"float32"`` (default; use it for audit scores), ``"bfloat16"`` or ``"float16"``.
     quantization : ``None``, ``"8bit"`` or ``"4bit"`` (bitsandbytes; NF4 with ``dtype`` compute).
     chat_template : a Jinja chat template overriding the registry's and the tokenizer's.
+    device : a torch device, ``"cpu"`` (default) or e.g. ``"cuda"``. Scores computed on a GPU agree with the
+        CPU's to float32 rounding, not bit for bit (a greedy answer can flip where two tokens nearly tie);
+        the table's provenance records the hardware of every run.
 
     Returns
     -------
@@ -557,8 +576,8 @@ def load_model(
     Raises
     ------
     ValueError
-        unknown name (the message lists the known ones), bad dtype/quantization, or a tokenizer
-        without a chat template when none is supplied.
+        unknown name (the message lists the known ones), bad dtype/quantization, a device torch cannot
+        use, or a tokenizer without a chat template when none is supplied.
 
     Examples
     --------
@@ -574,6 +593,7 @@ def load_model(
     start = time.perf_counter()
     torch_dtype = _torch_dtype(dtype)
     quant_config = _quantization_config(quantization, dtype)
+    target = _torch_device(device)
     name, folder, source, spec = _resolve(name_or_path)
 
     tokenizer = _load_tokenizer(folder, source)
@@ -589,8 +609,10 @@ def load_model(
 
     kwargs: dict[str, Any] = {"dtype": torch_dtype}
     if quant_config is not None:
-        kwargs.update(quantization_config=quant_config, device_map="cpu")
+        kwargs.update(quantization_config=quant_config, device_map=str(target))
     model = AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
+    if quant_config is None and target.type != "cpu":
+        model.to(target)
     model.eval()
 
     n_parameters = int(model.num_parameters())
@@ -608,8 +630,9 @@ def load_model(
         "chat_template_sha256": hashlib.sha256(tokenizer.chat_template.encode()).hexdigest(),
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,
+        "device": target.type,
     }
-    if quantization is not None:
+    if quantization is not None and target.type == "cpu":
         metadata["quantization_compute"] = BNB_CPU_NOTES[quantization]
     if spec is not None:
         metadata["license"] = spec.license

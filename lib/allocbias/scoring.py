@@ -345,6 +345,7 @@ class LocalEngine:
         self.pad_token_id = int(pad if pad is not None else model.stop_token_ids[0])
         cache_types = getattr(model.model.config.get_text_config(), "layer_types", None) or []
         sliding = getattr(model.model.config.get_text_config(), "sliding_window", None)
+        self.device = next(model.model.parameters()).device
         self.sliding_window = bool(sliding) and (
             not cache_types or any(t in ("sliding_attention", "chunked_attention") for t in cache_types)
         )
@@ -382,7 +383,8 @@ class LocalEngine:
 
         cache = DynamicCache(config=self.loaded.model.config)
         self.loaded.model(
-            input_ids=torch.tensor([list(ids)]), past_key_values=cache, use_cache=True, logits_to_keep=1
+            input_ids=torch.tensor([list(ids)], device=self.device), past_key_values=cache, use_cache=True,
+            logits_to_keep=1,
         )
         return cache
 
@@ -457,7 +459,8 @@ class LocalEngine:
             "pointwise: %d prompts, %d groups, %d of %d tokens computed; label variants %s",
             len(ids), len(groups), computed, sum(lengths), variants,
         )
-        label_index = [torch.tensor(list(variants[k].values())) for k in names]
+        dev = self.device
+        label_index = [torch.tensor(list(variants[k].values()), device=dev) for k in names]
         log_mass = np.empty((len(ids), len(names)))
         bar = _Progress(len(ids), "pointwise", progress)
         model = self.loaded.model
@@ -474,19 +477,19 @@ class LocalEngine:
                     for r, s in enumerate(suffix):
                         input_ids[r, : len(s)] = torch.tensor(s)
                         mask[r, p : p + len(s)] = 1
-                    last = torch.tensor([len(s) - 1 for s in suffix])
+                    last = torch.tensor([len(s) - 1 for s in suffix], device=dev)
                     keep = torch.unique(last)  # sorted
                     out = model(
-                        input_ids=input_ids,
-                        attention_mask=mask,
+                        input_ids=input_ids.to(dev),
+                        attention_mask=mask.to(dev),
                         past_key_values=self._expand(cache, len(batch)) if p else None,
                         use_cache=bool(p),
                         logits_to_keep=keep,
                     )
-                    logits = out.logits[torch.arange(len(batch)), torch.searchsorted(keep, last)]
+                    logits = out.logits[torch.arange(len(batch), device=dev), torch.searchsorted(keep, last)]
                     logp = torch.log_softmax(logits.float(), dim=-1)
                     masses = torch.stack([torch.logsumexp(logp[:, j], dim=-1) for j in label_index], dim=1)
-                    log_mass[list(batch)] = masses.double().numpy()
+                    log_mass[list(batch)] = masses.double().cpu().numpy()
                     bar.update(len(batch))
         bar.close(computed)
         scores, probs, mass = label_score(log_mass, gammas)
@@ -535,7 +538,8 @@ class LocalEngine:
         lengths = [len(t) for t in ids]
         share = self.share_prefix and not self.sliding_window
         groups = plan_groups(ids, share_prefix=share, min_prefix_tokens=self.min_prefix_tokens)
-        stops = torch.tensor(self.loaded.stop_token_ids)
+        dev = self.device
+        stops = torch.tensor(self.loaded.stop_token_ids, device=dev)
         answers: list[str] = [""] * len(ids)
         bar = _Progress(len(ids), "generate", progress)
         model, tok = self.loaded.model, self.loaded.tokenizer
@@ -553,6 +557,7 @@ class LocalEngine:
                     for r, s in enumerate(suffix):
                         input_ids[r, width - len(s) :] = torch.tensor(s)
                         mask[r, p + width - len(s) :] = 1
+                    input_ids, mask = input_ids.to(dev), mask.to(dev)
                     positions = p + (mask[:, p:].cumsum(dim=1) - 1).clamp(min=0)
                     past = self._expand(cache, n) if p else DynamicCache(config=model.config)
                     out = model(
@@ -563,8 +568,8 @@ class LocalEngine:
                         use_cache=True,
                         logits_to_keep=1,
                     )
-                    new = torch.empty((n, max_new_tokens), dtype=torch.long)
-                    done = torch.zeros(n, dtype=torch.bool)
+                    new = torch.empty((n, max_new_tokens), dtype=torch.long, device=dev)
+                    done = torch.zeros(n, dtype=torch.bool, device=dev)
                     step = 0
                     while True:
                         token = out.logits[:, -1].argmax(dim=-1)
@@ -573,7 +578,7 @@ class LocalEngine:
                         step += 1
                         if step == max_new_tokens or bool(done.all()):
                             break
-                        mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
+                        mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long, device=dev)], dim=1)
                         positions = positions[:, -1:] + 1
                         out = model(
                             input_ids=token[:, None],
@@ -583,8 +588,9 @@ class LocalEngine:
                             use_cache=True,
                             logits_to_keep=1,
                         )
+                    rows = new[:, :step].tolist()
                     for r, i in enumerate(batch):
-                        row = new[r, :step].tolist()
+                        row = rows[r]
                         cut = next((k for k, t in enumerate(row) if t in self.loaded.stop_token_ids), len(row))
                         answers[i] = tok.decode(row[:cut], skip_special_tokens=True)
                     bar.update(n)

@@ -448,6 +448,9 @@ class ScoreStore:
     def _record_progress(self, run: int, rows_added: int, seconds: float) -> None:
         assert self._provenance is not None
         entry = self._provenance["runs"][run]
+        hardware = _hardware()  # the GPU is seen only once torch is loaded, i.e. after the run began
+        if hardware != entry["hardware"]:
+            entry["hardware"] = self._provenance["hardware"] = hardware
         entry["rows_added"] += rows_added
         entry["elapsed_s"] = round(entry["elapsed_s"] + seconds, 3)
         entry["finished_utc"] = _utc_now()

@@ -101,11 +101,12 @@ class System:
         """The store's model key: registry name and precision (the wording is part of the prompt hash)."""
         return f"{self.model}@{self.precision}"
 
-    def load(self) -> Any:
-        """Load the model at this precision (fp32 compute) with :func:`allocbias.models.load_model`."""
+    def load(self, device: str = "cpu") -> Any:
+        """Load the model at this precision (fp32 compute) with :func:`allocbias.models.load_model`, on
+        ``device`` (``"cpu"`` or e.g. ``"cuda"``)."""
         from .models import load_model
 
-        return load_model(self.model, dtype="float32", quantization=PRECISIONS[self.precision])
+        return load_model(self.model, dtype="float32", quantization=PRECISIONS[self.precision], device=device)
 
 
 def systems(
@@ -1183,14 +1184,18 @@ class LazyEngine:
     >>> engine = LazyEngine(System("smollm2-135m-instruct"), factory=lambda s: calls.append(s.id) or "an engine")
     >>> engine.loaded, calls
     (False, [])
+
+    Without ``factory``, ``device`` says where the model runs (``"cpu"``, or e.g. ``"cuda"`` where a GPU is
+    present: ``scripts/score_study.py --device cuda``).
     """
 
-    def __init__(self, system: System, *, factory: Any = None, batch_size: int = 8) -> None:
+    def __init__(self, system: System, *, factory: Any = None, batch_size: int = 8, device: str = "cpu") -> None:
         if not isinstance(system, System):
             raise ValueError(f"system must be a System, got {type(system).__name__}")
         self.system = system
         self._factory = factory
         self._batch_size = batch_size
+        self._device = device
         self._engine: Any = None
 
     @property
@@ -1206,7 +1211,7 @@ class LazyEngine:
             else:
                 from .scoring import LocalEngine
 
-                self._engine = LocalEngine(self.system.load(), batch_size=self._batch_size)
+                self._engine = LocalEngine(self.system.load(device=self._device), batch_size=self._batch_size)
         return self._engine
 
     def pointwise(self, *args: Any, **kwargs: Any) -> Any:
