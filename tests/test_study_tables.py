@@ -142,6 +142,42 @@ def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     assert engine.generated == 56 and len(both) == 2 * 56 and set(both["wording"]) == {"paper"}
 
 
+class Prefers(StandIn):
+    """Names the candidate of ``group`` whenever one of the two is; otherwise the first-shown name."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = set(names)
+
+    def generate(self, prompts, *, max_new_tokens, batch_size=None, progress=True):
+        shown = super().generate(prompts, max_new_tokens=max_new_tokens)
+        return [next((n for n in self.names if n in m[1]["content"]), first) for m, first in zip(prompts, shown)]
+
+
+def test_pairwise_study_points_hand_computed(tmp_path):
+    cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
+    pools = study.pairwise_rounds(cands, 3, 0)
+    favoured = "Female Black"
+    engine = Prefers(pools.loc[pools["group"] == favoured, "full_name"])
+    answers = study.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
+    pts = study.pairwise_study_points(answers, pools, [1, 2])
+    assert len(pts) == 2 * 7 * 2 and set(pts["n_rounds"]) == {3}
+    fav = pts[pts["group"] == favoured]
+    rest = pts[pts["group"] != favoured]
+    # the favoured candidate wins its 7 pairs in both orders (7 points); each other candidate loses to it and
+    # splits its 6 other pairs (6 x 0.5 = 3 points, all equal), so with k = 1 the favoured takes every seat
+    assert np.allclose(fav["rabbi"], 1.0) and np.allclose(fav["avg_gap"], 1.0)
+    assert np.allclose(fav.loc[fav["k"] == 1, "dDP"], 1.0)
+    assert np.allclose(rest["rabbi"], 0.0) and np.allclose(rest["avg_gap"], 0.0) and np.allclose(rest["dDP"], 0.0)
+    # k = 2: the second seat is shared by the 7 tied candidates, 1/7 each: dDP of the favoured = 1 - 1/7
+    assert np.allclose(fav.loc[fav["k"] == 2, "dDP"], 1 - 1 / 7)
+    # a pool with a missing answer is refused, naming the cell
+    with pytest.raises(ValueError, match="without pairwise answers"):
+        study.pairwise_study_points(answers[answers["round"] != 2], pools, 1)
+    with pytest.raises(ValueError, match="reference group"):
+        study.pairwise_study_points(answers, pools, 1, reference="Nobody")
+
+
 def test_clear_tables(tmp_path, candidates):
     engine = StandIn()
     study.pointwise_table([PAPER], candidates, root=tmp_path, engine_for=lambda s: engine)

@@ -1172,6 +1172,99 @@ def study_points(
     return out
 
 
+def pairwise_study_points(
+    answers: pd.DataFrame,
+    pools: pd.DataFrame,
+    k: int | Sequence[int],
+    *,
+    by: Sequence[str] = ("system",),
+    subtask: str = "job",
+    reference: str = D.REFERENCE_GROUP,
+) -> pd.DataFrame:
+    r"""The points of the pairwise predictive-validity test (the paper's Table 1, pairwise rows; Figure 3).
+
+    One row per (``by``, subtask, group, k) for every non-reference group. In each pool (subtask, ``round``)
+    a candidate's score is the points it wins over the pool's pairs (:func:`allocbias.metrics.pairwise_points`,
+    both orders); the top ``k`` of each pool are selected (ties at the cut share the seats,
+    :func:`allocbias.selection.select_top_k`), which gives ``dDP`` (selection rate of the group minus the
+    reference's, over the pools) and ``dEO`` (the same over qualified candidates). The metrics compare the
+    group's pool scores with the reference's: ``rabbi`` (rank-biserial over every (round, candidate) score) and
+    ``avg_gap``, the paper's pairwise average gap: the share of compared (A, B) pairs that A won in both orders
+    (:func:`allocbias.metrics.pairwise_gap_table`); ``_qualified`` versions use qualified candidates (and
+    pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
+
+    ``answers`` is :func:`pairwise_table` output (or :func:`score_resume_pairwise` with the ``by`` columns
+    added); ``pools`` is :func:`pairwise_rounds` output, which names each pool's candidates and their
+    ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
+
+    >>> class First:  # names the candidate shown first: every pair is inconsistent, so every score ties
+    ...     def generate(self, prompts, **kw):
+    ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
+    >>> import tempfile
+    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 2, 0)
+    >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
+    >>> pts = pairwise_study_points(answers, pools, 1)
+    >>> len(pts), float(pts["dDP"].abs().max()), float(pts["rabbi"].abs().max()), float(pts["avg_gap"].max())
+    (7, 0.0, 0.0, 0.0)
+    """
+    from .metrics import pairwise_gap_table, pairwise_points, rabbi
+    from .selection import select_top_k
+
+    by = list(by)
+    keys = [*by, subtask]
+    _require(answers, [*keys, "round", "pair_id", "cand_a", "cand_b", "order", "winner"], "answers")
+    _require(pools, [subtask, "round", "candidate", "group", "qualified"], "pools")
+    ks = [int(k)] if np.isscalar(k) else [int(x) for x in k]
+    members = pools[[subtask, "round", "candidate", "group", "qualified"]]
+    if members.duplicated([subtask, "round", "group"]).any():
+        raise ValueError("pools has more than one candidate of a group in a pool (subtask, round)")
+    groups = sorted(members["group"].unique())
+    if reference not in groups:
+        raise ValueError(f"reference group {reference!r} is not in the pools; groups: {groups}")
+    group_of = members.drop_duplicates("candidate").set_index("candidate")["group"]
+    qualified_of = members.drop_duplicates("candidate").set_index("candidate")["qualified"].astype(bool)
+    points = pairwise_points(answers, by=[*keys, "round"])
+    rows = []
+    for cell, cell_points in points.groupby(keys, sort=True):
+        cell = cell if isinstance(cell, tuple) else (cell,)
+        sub = cell[-1]
+        pool = members[members[subtask] == sub]
+        got = pool.merge(cell_points[["round", "candidate", "score"]], on=["round", "candidate"], how="left")
+        if got["score"].isna().any():
+            lost = got.loc[got["score"].isna(), ["round", "candidate"]].head(3).to_dict("records")
+            raise ValueError(f"cell {dict(zip(keys, cell))}: pool members without pairwise answers, e.g. {lost}")
+        score = got.pivot(index="round", columns="group", values="score")[groups]
+        qual = got.pivot(index="round", columns="group", values="qualified")[groups].astype(float).to_numpy()
+        selected = select_top_k(score.to_numpy(), ks)  # (len(ks), rounds, groups)
+        phi = selected.mean(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            psi = (selected * qual).sum(axis=1) / qual.sum(axis=0)
+        ref = groups.index(reference)
+        cell_answers = answers[(answers[keys] == pd.Series(dict(zip(keys, cell)))).all(axis=1)]
+        both_q = qualified_of.loc[cell_answers["cand_a"]].to_numpy() & qualified_of.loc[cell_answers["cand_b"]].to_numpy()
+        win = pairwise_gap_table(cell_answers, group_of, reference).set_index("group")["win_share"]
+        q_answers = cell_answers[both_q]
+        ref_q = (group_of.loc[q_answers["cand_a"]].to_numpy() == reference) | (
+            group_of.loc[q_answers["cand_b"]].to_numpy() == reference)
+        win_q = (pairwise_gap_table(q_answers, group_of, reference).set_index("group")["win_share"]
+                 if ref_q.any() else pd.Series(dtype=float))  # no qualified pair with the reference: NaN
+        long = got.set_index("group")
+        for g_index, g in enumerate(groups):
+            if g == reference:
+                continue
+            a, b = long.loc[[g], "score"].to_numpy(), long.loc[[reference], "score"].to_numpy()
+            aq = long.loc[[g]].query("qualified")["score"].to_numpy()
+            bq = long.loc[[reference]].query("qualified")["score"].to_numpy()
+            base = dict(zip(keys, cell), group=g, rabbi=rabbi(a, b), avg_gap=float(win.get(g, np.nan)),
+                        rabbi_qualified=rabbi(aq, bq) if len(aq) and len(bq) else np.nan,
+                        avg_gap_qualified=float(win_q.get(g, np.nan)), n_rounds=len(score))
+            for i, kk in enumerate(ks):
+                rows.append({**base, "k": kk, "dDP": float(phi[i, g_index] - phi[i, ref]),
+                             "dEO": float(psi[i, g_index] - psi[i, ref])})
+    cols = [*keys, "group", "k", "rabbi", "avg_gap", "rabbi_qualified", "avg_gap_qualified", "dDP", "dEO", "n_rounds"]
+    return pd.DataFrame(rows, columns=cols)
+
+
 class LazyEngine:
     """An engine for a system that is created on first use: reading complete tables loads no model.
 
@@ -1230,6 +1323,7 @@ __all__ += [
     "study_scores",
     "served_pointwise_store",
     "study_points",
+    "pairwise_study_points",
     "LazyEngine",
     "PROVENANCE_COLUMNS",
     "SYSTEM_COLUMNS",
