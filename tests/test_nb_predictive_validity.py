@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from allocbias import data
+from allocbias import data, selection
 from allocbias.plotting import METRIC_SHORT as SHORT
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_run_fixtures
@@ -136,20 +136,36 @@ def test_the_paper_comparison_shows_both_columns(glued, nb):
     assert glued["n_paper_ns"] == 4  # the asterisks of the resume pointwise rows
     for key in ("n_same_sign", "n_paper_in_ci", "n_ours_ns"):
         assert 0 <= glued[key] <= glued["n_compared"], key
-    tables = [t for t in _outputs_text(nb) if "paper r" in t and "ours r" in t]
-    assert len(tables) == 1, "one table shows the paper's r and ours side by side"
+    tables = [t for t in _outputs_text(nb) if "paper r" in t and "ours r" in t and "JSD" in t]
+    assert len(tables) == 1, "one table shows the paper's pointwise r and ours side by side"
     assert "Chen, Ji, Evans 2024, Table 1" in tables[0]
 
 
-def test_pairwise_is_reported_not_reproduced(glued, nb):
-    assert glued["pw_pairs"] == 28
-    assert glued["pw_generations"] == glued["pw_rounds"] * glued["pw_jobs"] * 28 * 2 == 6720
+def test_the_pairwise_half(glued, nb, params):
+    jobs, rounds = params["jobs"], params["pairwise_rounds"]
+    assert glued["pw_pairs"] == 28 and glued["pw_rounds"] == rounds and glued["pw_jobs"] == len(jobs)
+    assert glued["pw_generations"] == rounds * len(jobs) * 28 * 2
     assert glued["n_paper_pairwise"] == 8
     for (task, setting, metric, gap), (r, _) in PAPER_TABLE1.items():
         if setting == "pairwise":
             assert glued[f"paper_pair_r_{task.split()[0]}_{metric}_{gap}"] == r
-    tables = [t for t in _outputs_text(nb) if "not reproduced here" in t]
-    assert len(tables) == 1 and "ours" not in tables[0]
+    kept = glued["pw_n_kept"]
+    assert 0 <= kept <= glued["pw_n_systems"] == len(params["pairwise_systems"])
+    assert glued["pw_dp_se"] == pytest.approx(selection.dp_standard_error(params["k"], 8, max(rounds, 1)))
+    side_by_side = [t for t in _outputs_text(nb) if "paper r" in t and "ours r" in t]
+    assert len(side_by_side) == 2, "pointwise and pairwise tables show the paper's r and ours"
+    assert sum("ours n" in t for t in side_by_side) == 1  # the pairwise one, with the points behind each r
+    if kept:
+        assert glued["pw_n_points"] == kept * len(jobs) * 7
+        for metric in ("rabbi", "avg_gap"):
+            for gap in GAPS:
+                assert glued[f"pw_ci_low_{metric}_{gap}"] <= glued[f"pw_r_{metric}_{gap}"] <= glued[f"pw_ci_high_{metric}_{gap}"]
+        assert 0.0 <= glued["pw_consistent_share"] <= 1.0 and 0.0 <= glued["pw_avg_gap_max"] <= 1.0
+        assert 0 <= glued["pw_n_gap_zero"] <= glued["pw_n_points"]
+        assert 0.0 <= glued["pw_n_undefined_max"] <= glued["pw_n_points"]
+        assert glued["pw_kept"] in glued["pw_summary"]
+    else:
+        assert glued["pw_n_points"] == 0 and glued["pw_kept"] == "none"
 
 
 def test_points_and_separation_are_in_range(glued):
