@@ -55,6 +55,12 @@ def _command_args(command: str) -> dict:
     return {"rounds": rounds, "groups": groups}
 
 
+def _commands(prov: dict) -> list[str]:
+    """Every distinct command that added rows to the table (a table grows over runs, e.g. a pilot, then more)."""
+    runs = [r["command"] for r in prov.get("runs", []) if r.get("command") and r.get("rows_added", 1) > 0]
+    return list(dict.fromkeys(runs or [prov["command"]]))
+
+
 @pytest.fixture(scope="module")
 def engines():
     cache: dict[str, LocalEngine] = {}
@@ -93,8 +99,10 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         assert diff.max() <= POINTWISE_TOLERANCE[system.precision], (sample["prompt_id"].tolist(), diff)
         assert (again["n_tokens"].to_numpy() == sample["n_tokens"].to_numpy()).all()
     elif kind == "hiring_bloomberg":
-        orderings = int(str(prov["command"]).split("--orderings")[1].split()[0])
-        attempts = study.hiring_bloomberg_items(orderings, 0).set_index("prompt_id")
+        orderings = {int(c.split("--orderings")[1].split()[0]) for c in _commands(prov)}
+        attempts = pd.concat([study.hiring_bloomberg_items(o, 0) for o in sorted(orderings)])
+        attempts = attempts.drop_duplicates("prompt_id").set_index("prompt_id")
+        assert set(stored["prompt_id"]) <= set(attempts.index), "stored prompts that the recorded commands do not make"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         messages = list(attempts.loc[sample["prompt_id"], "messages"])
         engine = engines(system)
@@ -108,13 +116,15 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
         assert diff.max() <= 5 * POINTWISE_TOLERANCE["fp32"], (sample["prompt_id"].tolist(), diff)
     elif kind == "resume_pairwise":
-        args = _command_args(prov["command"])
-        cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)
-        if args["groups"]:
-            cands = cands[cands["group"].isin(args["groups"])]
-        items = study.resume_pairwise_items(study.pairwise_rounds(cands, args["rounds"], 0))
-        items = items.drop_duplicates("prompt_id").set_index("prompt_id")
-        assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that the recorded command does not make"
+        made = []
+        for command in _commands(prov):
+            args = _command_args(command)
+            cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)
+            if args["groups"]:
+                cands = cands[cands["group"].isin(args["groups"])]
+            made.append(study.resume_pairwise_items(study.pairwise_rounds(cands, args["rounds"], 0)))
+        items = pd.concat(made).drop_duplicates("prompt_id").set_index("prompt_id")
+        assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that the recorded commands do not make"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         answers = engines(system).generate(list(items.loc[sample["prompt_id"], "messages"]),
                                            max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
