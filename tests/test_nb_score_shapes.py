@@ -3,10 +3,11 @@
 Three executions:
 
 * the smoke profile (``profiles/smoke.yaml``; the chapter's defaults), on the committed score tables: the
-  assertions hold for any scores (counts, ranges, consistency between the glued numbers and the words);
+  assertions hold for any scores (counts, ranges, consistency between the glued numbers and the words), and the
+  pairwise statistics of the committed study-scale run are recomputed from the stored answers;
 * the pairwise branch on a temporary score store filled by stand-in engines (not models) whose answers have
-  known output statistics: a system that always names the candidate shown first, one that never answers and
-  one that always answers "tie";
+  known output statistics: a system that always names the candidate shown first, one that never answers, one
+  that always answers "tie" and one that names a candidate whatever the order;
 * the same store with a pairwise table missing: the chapter must stop, name the problem and write nothing.
 """
 
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import zlib
 from math import comb
 
 import pandas as pd
 import pytest
 
-from allocbias import data, study
+from allocbias import data, metrics, study
 from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs
@@ -144,9 +146,31 @@ def test_study_scale_pairwise_cost(glued, params):
     assert glued["study_generations"] == glued["study_pairwise_rounds"] * len(params["jobs"]) * 28 * 2
 
 
+def test_the_defaults_read_the_study_scale_pairwise_run():
+    """The book shows the study-scale pairwise tables (30 pools per job of all eight groups), not the pilot."""
+    defaults = notebook_parameters(SOURCE)
+    assert defaults["pairwise_systems"] == ["smollm2-fp32-paper", "gemma3-fp32-paper"]
+    assert defaults["pairwise_rounds"] == 30 and defaults["pairwise_groups"] == []
+
+
+def stored_answers(params):
+    """The stored pairwise answers of the run's pools, read from the score store without the notebook."""
+    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
+    groups = params["pairwise_groups"]
+    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
+                                  params["seed"])
+    root = study.resolve_scores_root(params["scores_root"])
+    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
+    for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
+        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
+    return study.pairwise_table(params["pairwise_systems"], pools, root=root)
+
+
 def test_pairwise_statistics_follow_the_stored_answers(glued, params):
-    """Under the smoke profile (the defaults) the chapter reads the committed pairwise pilot; with no pairwise
-    systems it shows the paper's table only (the stand-in tests below cover both branches on known answers)."""
+    """Under the smoke profile (the defaults) the chapter reads the committed study-scale pairwise tables, 6,720
+    prompts per system; every glued statistic must be the one recomputed from the stored answers. With no
+    pairwise systems it shows the paper's table only (the stand-in tests below cover both branches on known
+    answers)."""
     if not params["pairwise_systems"]:
         assert glued["n_pairwise_prompts"] == 0 and glued["n_table2_rows"] == len(PAPER_TABLE2)
         assert "pairwise_systems" in glued["pairwise_status"] and "paper's values only" in glued["pairwise_status"]
@@ -154,14 +178,55 @@ def test_pairwise_statistics_follow_the_stored_answers(glued, params):
         return
     n_groups = len(params["pairwise_groups"]) or 8
     per_system = params["pairwise_rounds"] * len(params["jobs"]) * comb(n_groups, 2) * 2
+    if (params["pairwise_rounds"], n_groups, len(params["jobs"])) == (30, 8, 4):  # the study-scale run
+        assert per_system == 6720
     assert glued["n_pairwise_prompts"] == len(params["pairwise_systems"]) * per_system
     assert glued["n_table2_rows"] == len(PAPER_TABLE2) + len(params["pairwise_systems"])
+    answers = stored_answers(params)
+    assert len(answers) == glued["n_pairwise_prompts"]
+    expected = metrics.pairwise_output_stats(answers, by=["system"]).set_index("system")
     for system in params["pairwise_systems"]:
         key = system.replace("-", "_")
         parts = [glued[f"pw_{c}_{key}"] for c in ("regular", "tie", "undetected")]
         assert sum(parts) == pytest.approx(100.0) and all(0.0 <= x <= 100.0 for x in parts)
         assert 0.0 <= glued[f"pw_flipped_{key}"] <= glued[f"pw_inconsistent_{key}"] <= 100.0
-        assert f"{system}: " in glued["pairwise_status"]
+        for col in ("regular", "tie", "undetected", "flipped", "inconsistent"):
+            assert glued[f"pw_{col}_{key}"] == pytest.approx(expected.loc[system, col], abs=1e-9), (system, col)
+        assert expected.loc[system, "n_prompts"] == per_system
+        mine = answers[answers["system"] == system]
+        empty = 100 * mine["answer"].fillna("").str.strip().eq("").mean()
+        assert glued[f"pw_empty_{key}"] == pytest.approx(empty)
+        named = mine[mine["winner"].isin(["a", "b"])]
+        first = [(w == "a") == (o == "ab") for w, o in zip(named["winner"], named["order"])]  # "ab": a shown first
+        if first:
+            assert glued[f"pw_first_{key}"] == pytest.approx(100 * sum(first) / len(first))
+        assert f"{system}: {expected.loc[system, 'regular']:.1f} % regular" in glued["pairwise_status"]
+        assert f"{system} {expected.loc[system, 'regular']:.1f} %" in glued["pairwise_short"]
+    # the rows the pools do not ask (the superseded pilot's, in the committed tables) are counted, not read
+    root = study.resolve_scores_root(params["scores_root"])
+    names = [study.store_for(study.parse_system(s), "resume_pairwise", root).path.name for s in params["pairwise_systems"]]
+    tables = study.provenance_table(root).query("table in @names")
+    distinct = answers.groupby("system")["prompt_id"].nunique()  # a pair drawn into two pools is asked once
+    assert glued["n_pairwise_unread"] == tables["rows"].sum() - distinct.sum() >= 0
+    assert f"{distinct.iloc[0]} distinct prompts per system" in glued["pairwise_status"]
+    for gpu in set(tables["gpu"]) - {""}:  # the hardware the provenance records is named
+        assert gpu in glued["pairwise_status"]
+
+
+def test_the_pairwise_verdict_follows_the_answers(glued, params):
+    """The verdict on what the pairwise scores can show is computed from the answers: a system is called
+    format- or position-bound exactly when most of its answers name nobody or tie, most of its named answers
+    name the first-shown candidate, or most of its answers open like the system prompt."""
+    if not params["pairwise_systems"]:
+        assert "pairwise_systems is empty" in glued["pairwise_verdict"]
+        return
+    for system in params["pairwise_systems"]:
+        key = system.replace("-", "_")
+        first = glued[f"pw_first_{key}"]
+        bound = (glued[f"pw_undetected_{key}"] >= 50 or glued[f"pw_tie_{key}"] >= 50
+                 or (isinstance(first, float) and first >= 75) or glued[f"pw_echo_{key}"] >= 50)
+        assert (f"{system} names" in glued["pairwise_verdict"] or f"{system} declares" in glued["pairwise_verdict"]
+                or f"{system} opens" in glued["pairwise_verdict"]) == bound, system
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -169,7 +234,9 @@ def test_pairwise_statistics_follow_the_stored_answers(glued, params):
 # ------------------------------------------------------------------------------------------------------------
 SMALL = {"systems": ["smollm2-fp32-paper"], "jobs": ["retail"], "names_per_group": 1, "seed": 0}
 ROUNDS = 2
-ENGINES = {"smollm2-fp32-paper": "first", "gemma3-fp32-paper": "silent", "smollm2-int8-paper": "tie"}
+ENGINES = {"smollm2-fp32-paper": "first", "gemma3-fp32-paper": "silent", "smollm2-int8-paper": "tie",
+           "gemma3-int8-paper": "judge"}
+NAME_LINE = re.compile(r"^(.+)\n.+\n\nSUMMARY$", re.M)  # a résumé opens with the name, a headline, then SUMMARY
 
 
 class StandIn:
@@ -191,6 +258,8 @@ class StandIn:
             return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
         if self.behaviour == "tie":
             return ["Both candidates are equally qualified." for _ in prompts]
+        if self.behaviour == "judge":  # a name whatever the order: the one that sorts first
+            return [min(NAME_LINE.findall(m[1]["content"])) for m in prompts]
         return ["" for _ in prompts]  # silent: ends its turn at once
 
 
@@ -220,6 +289,7 @@ def test_pairwise_branch_reports_known_statistics(stand_in):
         "smollm2_fp32_paper": (100.0, 0.0, 0.0, 100.0, 100.0),  # the first-shown candidate: every pair flips
         "gemma3_fp32_paper": (0.0, 0.0, 100.0, 0.0, 0.0),  # no answer: the same (non-)answer in both orders
         "smollm2_int8_paper": (0.0, 100.0, 0.0, 0.0, 0.0),  # tie in both orders is consistent
+        "gemma3_int8_paper": (100.0, 0.0, 0.0, 0.0, 0.0),  # the same name in both orders
     }
     for system, values in expected.items():
         for col, value in zip(("regular", "tie", "undetected", "flipped", "inconsistent"), values):
@@ -229,6 +299,18 @@ def test_pairwise_branch_reports_known_statistics(stand_in):
     assert "smollm2-fp32-paper: 100.0 % regular" in glued["pairwise_status"]
     assert "(above the paper's range)" in glued["pairwise_status"]  # 100 % inconsistent > 63.62 %
     assert "(below the paper's range)" in glued["pairwise_status"]  # 0 % < 16.93 %
+    # the first-shown share of named answers: all of them for "first", half for "judge" (each pair once each way)
+    assert glued["pw_first_smollm2_fp32_paper"] == pytest.approx(100.0)
+    assert glued["pw_first_gemma3_int8_paper"] == pytest.approx(50.0)
+    assert all(math.isnan(float(glued[f"pw_first_{s}"])) for s in ("gemma3_fp32_paper", "smollm2_int8_paper"))
+    verdict = glued["pairwise_verdict"]
+    assert "smollm2-fp32-paper names the candidate shown first in 100.0 %" in verdict
+    assert "gemma3-fp32-paper names nobody in 100.0 %" in verdict
+    assert "smollm2-int8-paper declares a tie in 100.0 %" in verdict
+    assert "gemma3-int8-paper" not in verdict.split(". The answers of")[0]  # not format-bound ...
+    assert "The answers of gemma3-int8-paper name candidates" in verdict  # ... so its points can be read
+    assert "For every system read here" not in verdict
+    assert glued["n_pairwise_unread"] == 0  # the stand-in tables hold exactly the prompts of these pools
     # the pointwise part follows the small parameters: one point per (system, group, job)
     assert glued["n_shape_cells"] == 8 and glued["n_per_cell"] == 6
 

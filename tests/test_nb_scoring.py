@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from allocbias import data, study
+from allocbias import data, metrics, study
 from allocbias.book import execute_notebook, glued_values, notebook_parameters
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
@@ -78,17 +78,45 @@ def test_the_pairwise_rule_on_the_worked_example(glued):
         assert (glued[f"points_{case}_a"], glued[f"points_{case}_b"]) == (a, b), case
 
 
-def test_pairwise_answers(glued, params):
+def stored_pairwise_answers(params):
+    """The pairwise answers of the run's pools, read back from its score store (complete after the run)."""
+    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
+    groups = params["pairwise_groups"]
+    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
+                                  params["seed"])
+    root = study.resolve_scores_root(params["scores_root"])
+    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
+    for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
+        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
+    return study.pairwise_table(params["pairwise_systems"], pools, root=root)
+
+
+def check_pairwise_answers(glued, params):
+    """The glued pairwise numbers of one run, against the answers stored for its pools."""
     if not params["pairwise_systems"]:
         assert glued["n_pairwise_prompts"] == 0 and "no pairwise answers" in glued["pairwise_summary"]
+        assert glued["pairwise_takeaway"] == "this run collected no pairwise answers"
         return
     groups = len(params["pairwise_groups"]) or len(data.GROUPS)
     per_system = 2 * math.comb(groups, 2) * params["pairwise_rounds"] * len(params["jobs"])
     assert glued["n_pairwise_prompts"] == per_system * len(params["pairwise_systems"])
-    assert glued["pw_regular"] + glued["pw_tie"] + glued["pw_undetected"] == pytest.approx(100.0)
-    for key in ("pw_regular", "pw_tie", "pw_undetected", "pw_inconsistent", "pw_empty"):
-        assert 0.0 <= glued[key] <= 100.0, key
-    assert glued["pw_empty"] <= glued["pw_undetected"] + 1e-9  # an empty answer names nobody
+    answers = stored_pairwise_answers(params)
+    expected = metrics.pairwise_output_stats(answers, by=["system"]).set_index("system")
+    for system in params["pairwise_systems"]:  # the summary covers every system
+        key = system.replace("-", "_")
+        assert glued[f"pw_regular_{key}"] + glued[f"pw_tie_{key}"] + glued[f"pw_undetected_{key}"] == pytest.approx(100.0)
+        for col in ("regular", "tie", "undetected", "inconsistent", "empty"):
+            assert 0.0 <= glued[f"pw_{col}_{key}"] <= 100.0, (system, col)
+        for col in ("regular", "tie", "undetected", "inconsistent"):
+            assert glued[f"pw_{col}_{key}"] == pytest.approx(expected.loc[system, col], abs=1e-9), (system, col)
+        assert glued[f"pw_empty_{key}"] <= glued[f"pw_undetected_{key}"] + 1e-9  # an empty answer names nobody
+        assert f"{system}: {expected.loc[system, 'regular']:.1f} % of its answers named a candidate" in glued["pairwise_summary"]
+        assert f"{system} {expected.loc[system, 'regular']:.1f} %" in glued["pairwise_takeaway"]
+    assert f"{per_system} per system" in glued["pairwise_summary"]
+
+
+def test_pairwise_answers(glued, params):
+    check_pairwise_answers(glued, params)
 
 
 def test_quality_separation_is_a_rank_statistic(glued):
@@ -113,19 +141,30 @@ def test_systems_and_provenance(glued, params):
 
 @pytest.mark.slow
 def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path):
-    """With the book's settings every row comes from data/scores (skipped while that table is incomplete)."""
-    systems = [study.parse_system(s) for s in notebook_parameters(SOURCE)["systems"]]
-    cands = data.candidate_table(notebook_parameters(SOURCE)["jobs"], names_per_group=10, seed=0)
+    """With the book's settings every row comes from data/scores (skipped while a table is incomplete): the
+    pointwise scores and the study-scale pairwise answers, 6,720 prompts per pairwise system."""
+    defaults = notebook_parameters(SOURCE)
+    assert defaults["pairwise_systems"] == ["smollm2-fp32-paper", "gemma3-fp32-paper"]
+    assert defaults["pairwise_rounds"] == 30 and defaults["pairwise_groups"] == []
+    systems = [study.parse_system(s) for s in defaults["systems"]]
+    cands = data.candidate_table(defaults["jobs"], names_per_group=10, seed=0)
     for system in systems:
         ids = set(study.resume_pointwise_items(cands, system.wording)["prompt_id"])
         if not ids <= study.store_for(system, "resume_pointwise").done_ids():
             pytest.skip(f"the committed table of {system.id} does not hold every row yet: the run would score live")
+    pair_items = study.resume_pairwise_items(study.pairwise_rounds(cands, defaults["pairwise_rounds"], 0))
+    assert len(pair_items) == 6720  # 30 pools per job x 4 jobs x 28 pairs x 2 orders (a pair in two pools: one prompt)
+    pair_ids = set(pair_items["prompt_id"])
+    for system in defaults["pairwise_systems"]:
+        if not pair_ids <= study.store_for(study.parse_system(system), "resume_pairwise").done_ids():
+            pytest.skip(f"the committed pairwise table of {system} does not hold every row yet: the run would score live")
     result = execute_notebook(SOURCE, tmp_path / "default.ipynb", {}, cwd=ROOT)
     glued = glued_values(result.output)
     assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(systems) * len(cands)
     assert glued["models_loaded"] == 0
     assert assert_clean_outputs(result.output) >= 3
-    assert glued["n_pairwise_prompts"] == 0
+    assert glued["n_pairwise_prompts"] == 6720 * len(defaults["pairwise_systems"])
+    check_pairwise_answers(glued, defaults)
 
 
 def test_the_essay_path_grades_every_demo_essay(glued, params):
