@@ -110,3 +110,19 @@ def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
     missing = sorted(referenced - set(glued))
     assert not missing, f"prose quotes numbers that are never glued: {missing}"
     return prose
+
+
+def stored_pairwise_answers(params):
+    """The pairwise answers of a chapter run's pools (its ``params``), read back from the score store without the
+    notebook; the tables must hold every prompt of those pools, so reading them loads no model."""
+    from allocbias import data, study
+
+    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
+    groups = params["pairwise_groups"]
+    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
+                                  params["seed"])
+    root = study.resolve_scores_root(params["scores_root"])
+    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
+    for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
+        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
+    return study.pairwise_table(params["pairwise_systems"], pools, root=root)

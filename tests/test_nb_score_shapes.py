@@ -25,7 +25,8 @@ import pytest
 from allocbias import data, metrics, study
 from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs
+from .conftest import (ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs,
+                       stored_pairwise_answers)
 
 pytestmark = pytest.mark.notebooks
 
@@ -153,19 +154,6 @@ def test_the_defaults_read_the_study_scale_pairwise_run():
     assert defaults["pairwise_rounds"] == 30 and defaults["pairwise_groups"] == []
 
 
-def stored_answers(params):
-    """The stored pairwise answers of the run's pools, read from the score store without the notebook."""
-    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
-    groups = params["pairwise_groups"]
-    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
-                                  params["seed"])
-    root = study.resolve_scores_root(params["scores_root"])
-    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
-    for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
-        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
-    return study.pairwise_table(params["pairwise_systems"], pools, root=root)
-
-
 def test_pairwise_statistics_follow_the_stored_answers(glued, params):
     """Under the smoke profile (the defaults) the chapter reads the committed study-scale pairwise tables, 6,720
     prompts per system; every glued statistic must be the one recomputed from the stored answers. With no
@@ -182,7 +170,7 @@ def test_pairwise_statistics_follow_the_stored_answers(glued, params):
         assert per_system == 6720
     assert glued["n_pairwise_prompts"] == len(params["pairwise_systems"]) * per_system
     assert glued["n_table2_rows"] == len(PAPER_TABLE2) + len(params["pairwise_systems"])
-    answers = stored_answers(params)
+    answers = stored_pairwise_answers(params)
     assert len(answers) == glued["n_pairwise_prompts"]
     expected = metrics.pairwise_output_stats(answers, by=["system"]).set_index("system")
     for system in params["pairwise_systems"]:

@@ -15,7 +15,7 @@ import pytest
 from allocbias import data, metrics, study
 from allocbias.book import execute_notebook, glued_values, notebook_parameters
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, stored_pairwise_answers
 
 pytestmark = pytest.mark.notebooks
 
@@ -76,19 +76,6 @@ def test_the_pairwise_rule_on_the_worked_example(glued):
                 "undetected": (0.5, 0.0)}
     for case, (a, b) in expected.items():
         assert (glued[f"points_{case}_a"], glued[f"points_{case}_b"]) == (a, b), case
-
-
-def stored_pairwise_answers(params):
-    """The pairwise answers of the run's pools, read back from its score store (complete after the run)."""
-    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
-    groups = params["pairwise_groups"]
-    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
-                                  params["seed"])
-    root = study.resolve_scores_root(params["scores_root"])
-    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
-    for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
-        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
-    return study.pairwise_table(params["pairwise_systems"], pools, root=root)
 
 
 def check_pairwise_answers(glued, params):
