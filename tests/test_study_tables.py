@@ -156,12 +156,12 @@ class Prefers(StandIn):
 
 def test_pairwise_study_points_hand_computed(tmp_path):
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
-    pools = study.pairwise_rounds(cands, 3, 0)
+    pools = study.pairwise_rounds(cands, 30, 0)  # enough pools for every group to show a qualified candidate
     favoured = "Female Black"
     engine = Prefers(pools.loc[pools["group"] == favoured, "full_name"])
     answers = study.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
     pts = study.pairwise_study_points(answers, pools, [1, 2])
-    assert len(pts) == 2 * 7 * 2 and set(pts["n_rounds"]) == {3}
+    assert len(pts) == 2 * 7 * 2 and set(pts["n_rounds"]) == {30}
     fav = pts[pts["group"] == favoured]
     rest = pts[pts["group"] != favoured]
     # the favoured candidate wins its 7 pairs in both orders (7 points); each other candidate loses to it and
@@ -174,6 +174,8 @@ def test_pairwise_study_points_hand_computed(tmp_path):
     # a pool with a missing answer is refused, naming the cell
     with pytest.raises(ValueError, match="without pairwise answers"):
         study.pairwise_study_points(answers[answers["round"] != 2], pools, 1)
+    with pytest.raises(ValueError, match="no qualified candidate"):  # too few pools for dEO: the shared rule
+        study.pairwise_study_points(answers[answers["round"] < 2], pools[pools["round"] < 2], 1)
     with pytest.raises(ValueError, match="reference group"):
         study.pairwise_study_points(answers, pools, 1, reference="Nobody")
 

@@ -1186,7 +1186,7 @@ def pairwise_study_points(
     One row per (``by``, subtask, group, k) for every non-reference group. In each pool (subtask, ``round``)
     a candidate's score is the points it wins over the pool's pairs (:func:`allocbias.metrics.pairwise_points`,
     both orders); the top ``k`` of each pool are selected (ties at the cut share the seats,
-    :func:`allocbias.selection.select_top_k`), which gives ``dDP`` (selection rate of the group minus the
+    :func:`allocbias.selection.allocation_gaps`, which raises if a group has no qualified candidate), which gives ``dDP`` (selection rate of the group minus the
     reference's, over the pools) and ``dEO`` (the same over qualified candidates). The metrics compare the
     group's pool scores with the reference's: ``rabbi`` (rank-biserial over every (round, candidate) score) and
     ``avg_gap``, the paper's pairwise average gap: the share of compared (A, B) pairs that A won in both orders
@@ -1201,14 +1201,14 @@ def pairwise_study_points(
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
     >>> import tempfile
-    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 2, 0)
+    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 30, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> pts = pairwise_study_points(answers, pools, 1)
     >>> len(pts), float(pts["dDP"].abs().max()), float(pts["rabbi"].abs().max()), float(pts["avg_gap"].max())
     (7, 0.0, 0.0, 0.0)
     """
     from .metrics import pairwise_gap_table, pairwise_points, rabbi
-    from .selection import select_top_k
+    from .selection import allocation_gaps
 
     by = list(by)
     keys = [*by, subtask]
@@ -1233,13 +1233,13 @@ def pairwise_study_points(
         if got["score"].isna().any():
             lost = got.loc[got["score"].isna(), ["round", "candidate"]].head(3).to_dict("records")
             raise ValueError(f"cell {dict(zip(keys, cell))}: pool members without pairwise answers, e.g. {lost}")
-        score = got.pivot(index="round", columns="group", values="score")[groups]
-        qual = got.pivot(index="round", columns="group", values="qualified")[groups].astype(float).to_numpy()
-        selected = select_top_k(score.to_numpy(), ks)  # (len(ks), rounds, groups)
-        phi = selected.mean(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            psi = (selected * qual).sum(axis=1) / qual.sum(axis=0)
-        ref = groups.index(reference)
+        got = got.sort_values(["round", "group"], kind="stable").reset_index(drop=True)
+        n_rounds = got["round"].nunique()
+        if len(got) != n_rounds * len(groups):
+            raise ValueError(f"cell {dict(zip(keys, cell))}: every pool must hold one candidate of each of {groups}")
+        # each pool is one round's rows: top-k within it, rates and gaps as for the pointwise simulation
+        gaps = allocation_gaps(got, "score", np.arange(len(got)).reshape(n_rounds, len(groups)), ks, reference)
+        gaps = gaps.set_index(["k", "group"])
         cell_answers = answers[(answers[keys] == pd.Series(dict(zip(keys, cell)))).all(axis=1)]
         both_q = qualified_of.loc[cell_answers["cand_a"]].to_numpy() & qualified_of.loc[cell_answers["cand_b"]].to_numpy()
         win = pairwise_gap_table(cell_answers, group_of, reference).set_index("group")["win_share"]
@@ -1249,7 +1249,7 @@ def pairwise_study_points(
         win_q = (pairwise_gap_table(q_answers, group_of, reference).set_index("group")["win_share"]
                  if ref_q.any() else pd.Series(dtype=float))  # no qualified pair with the reference: NaN
         long = got.set_index("group")
-        for g_index, g in enumerate(groups):
+        for g in groups:
             if g == reference:
                 continue
             a, b = long.loc[[g], "score"].to_numpy(), long.loc[[reference], "score"].to_numpy()
@@ -1257,10 +1257,10 @@ def pairwise_study_points(
             bq = long.loc[[reference]].query("qualified")["score"].to_numpy()
             base = dict(zip(keys, cell), group=g, rabbi=rabbi(a, b), avg_gap=float(win.get(g, np.nan)),
                         rabbi_qualified=rabbi(aq, bq) if len(aq) and len(bq) else np.nan,
-                        avg_gap_qualified=float(win_q.get(g, np.nan)), n_rounds=len(score))
-            for i, kk in enumerate(ks):
-                rows.append({**base, "k": kk, "dDP": float(phi[i, g_index] - phi[i, ref]),
-                             "dEO": float(psi[i, g_index] - psi[i, ref])})
+                        avg_gap_qualified=float(win_q.get(g, np.nan)), n_rounds=n_rounds)
+            for kk in ks:
+                rows.append({**base, "k": kk, "dDP": float(gaps.loc[(kk, g), "dDP"]),
+                             "dEO": float(gaps.loc[(kk, g), "dEO"])})
     cols = [*keys, "group", "k", "rabbi", "avg_gap", "rabbi_qualified", "avg_gap_qualified", "dDP", "dEO", "n_rounds"]
     return pd.DataFrame(rows, columns=cols)
 
