@@ -279,3 +279,14 @@ def test_ndcg_table_by_and_errors():
 def test_docstring_examples():
     result = doctest.testmod(allocbias.validity)
     assert result.failed == 0 and result.attempted >= 6
+
+
+def test_validity_table_dropna_leaves_out_undefined_points_only_where_they_are_undefined():
+    pts = _points()
+    holed = pts.assign(rabbi_qualified=np.where(np.arange(len(pts)) < 2, np.nan, pts["rabbi_qualified"]))
+    got = validity_table(holed, ["rabbi"], ["dDP", "dEO"], dropna=True).set_index("gap")
+    assert got.loc["dDP", "n"] == len(pts) and got.loc["dEO", "n"] == len(pts) - 2  # dDP uses rabbi, untouched
+    full = validity_table(holed.iloc[2:], ["rabbi"], ["dEO"])
+    assert got.loc["dEO", "r"] == pytest.approx(full["r"].iloc[0])
+    with pytest.raises(ValueError, match="column 'rabbi_qualified' has 2 NaN"):
+        validity_table(holed, ["rabbi"], ["dEO"])

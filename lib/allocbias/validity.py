@@ -191,6 +191,7 @@ def validity_table(
     qualified_suffix: str = "_qualified",
     by: Sequence[str] = (),
     confidence: float = 0.95,
+    dropna: bool = False,
 ) -> pd.DataFrame:
     r"""Predictive validity: Pearson r (p-value, CI, n) of each bias metric against each allocation gap.
 
@@ -220,6 +221,10 @@ def validity_table(
         Optional cell keys; one correlation per cell.
     confidence
         Level of the Pearson confidence interval.
+    dropna
+        Leave the points where the metric or the gap is NaN out of that correlation (``n`` counts the points
+        used), e.g. a metric on qualified candidates where a group had none. Default: NaN raises, naming the
+        column.
 
     Returns
     -------
@@ -232,6 +237,9 @@ def validity_table(
     >>> pts = pd.DataFrame({"rabbi": [-0.5, 0.0, 0.2, 0.6], "dDP": [-0.3, 0.05, 0.1, 0.4]})
     >>> validity_table(pts, ["rabbi"], ["dDP"])[["metric", "gap", "gap_transform", "n"]].to_dict("records")
     [{'metric': 'rabbi', 'gap': 'dDP', 'gap_transform': 'signed', 'n': 4}]
+    >>> pts.loc[0, "rabbi"] = float("nan")  # a metric undefined at one point
+    >>> int(validity_table(pts, ["rabbi"], ["dDP"], dropna=True)["n"].iloc[0])
+    3
     """
     metrics, gaps, by = list(metrics), list(gaps), list(by)
     if not metrics or not gaps:
@@ -244,8 +252,9 @@ def validity_table(
     rows = []
     for cell, part in _cells(points, by):
         for metric, gap, column in pairs:
-            x = _numeric(part, column, "points")
-            y = _numeric(part, gap, "points")
+            used = part[part[column].notna() & part[gap].notna()] if dropna else part
+            x = _numeric(used, column, "points")
+            y = _numeric(used, gap, "points")
             if transform[metric]:
                 y = np.abs(y)
             where = f" (cell {dict(zip(by, cell))})" if by else ""
