@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -570,3 +571,22 @@ def test_all_outcome_pairs_covered_by_rule_table():
 def test_docstring_examples():
     result = doctest.testmod(allocbias.metrics)
     assert result.failed == 0 and result.attempted >= 14
+
+
+def test_pairwise_answer_shares_by_hand():
+    from allocbias.metrics import pairwise_answer_shares
+
+    df = pd.DataFrame({
+        "model": ["pos"] * 4 + ["mute"] * 2,
+        "order": ["ab", "ba", "ab", "ba", "ab", "ba"],
+        "winner": ["a", "b", "a", "b", "undetected", "undetected"],  # "pos" always names the first-shown
+        "answer": ["Ann", "Bo", "Ann", "Cy", "", None],
+    })
+    got = pairwise_answer_shares(df).set_index("model")
+    assert got.loc["pos", "first_shown"] == 100.0 and got.loc["pos", "empty"] == 0.0
+    assert math.isnan(got.loc["mute", "first_shown"]) and got.loc["mute", "empty"] == 100.0
+    assert got["n_prompts"].to_dict() == {"mute": 2, "pos": 4} and got["n_regular"].to_dict() == {"mute": 0, "pos": 4}
+    with pytest.raises(ValueError, match="column 'order' must hold"):
+        pairwise_answer_shares(df.assign(order="AB"))
+    with pytest.raises(ValueError, match=r"no column\(s\) \['answer'\]"):
+        pairwise_answer_shares(df.drop(columns="answer"))

@@ -47,6 +47,7 @@ __all__ = [
     "emd",
     "excess_kurtosis",
     "jsd",
+    "pairwise_answer_shares",
     "pairwise_gap_table",
     "pairwise_output_stats",
     "pairwise_points",
@@ -1018,3 +1019,38 @@ def pairwise_output_stats(
     out["n_prompts"] = out["n_prompts"].astype(np.int64)
     out["n_pairs"] = out["n_pairs"].astype(np.int64)
     return out
+
+
+def pairwise_answer_shares(df: pd.DataFrame, *, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    r"""What the raw pairwise answers look like, in percent, next to :func:`pairwise_output_stats`.
+
+    * ``empty``: % of prompts whose ``answer`` is blank (the model ended its turn at once; such an answer is
+      undetected);
+    * ``first_shown``: % of the regular answers (``winner`` in ``{a, b}``) that name the candidate shown first
+      (``winner`` equal to the first letter of ``order``). Every pair is asked in both orders, so a model that
+      judges the candidates names the first-shown one about half of the time and one that follows the position
+      always; NaN in a cell without regular answers.
+
+    Columns ``*by, empty, first_shown, n_prompts, n_regular``.
+
+    >>> df = pd.DataFrame({"model": "m", "order": ["ab", "ba", "ab", "ba"], "winner": ["a", "b", "b", "undetected"],
+    ...                    "answer": ["Ann", "Bo", "Bo", " "]})
+    >>> pairwise_answer_shares(df).round(1).to_dict("records")
+    [{'model': 'm', 'empty': 25.0, 'first_shown': 66.7, 'n_prompts': 4, 'n_regular': 3}]
+    """
+    by = list(by)
+    _check_columns(df, [*by, "order", "winner", "answer"])
+    bad = sorted(set(df["order"]) - set(ORDERS))
+    if bad:
+        raise ValueError(f"column 'order' must hold {list(ORDERS)}, got {bad[:5]}")
+    work = df[by].copy()
+    work["_empty"] = df["answer"].fillna("").astype(str).str.strip().eq("").to_numpy() * 100.0
+    regular = df["winner"].isin(("a", "b")).to_numpy()
+    first = (df["winner"].to_numpy() == df["order"].str[0].to_numpy()) * 100.0
+    work["_first"] = np.where(regular, first, np.nan)
+    work["_regular"] = regular
+    out = work.groupby(by, sort=True, observed=True).agg(
+        empty=("_empty", "mean"), first_shown=("_first", "mean"), n_prompts=("_empty", "size"),
+        n_regular=("_regular", "sum"),
+    ).reset_index()
+    return out.astype({"n_prompts": np.int64, "n_regular": np.int64})
