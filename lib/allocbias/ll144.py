@@ -1035,7 +1035,7 @@ def impact_ratio_table(
         where = _where(by_cols, key)
         analyses = _analyses(cell, cols, total, margins, unk)
         if not analyses:
-            raise ValueError(f"group column(s) {cols} have no rows to compare{where}: every label is {total!r}")
+            raise ValueError(f"group column(s) {cols} have no rows to compare{where}: no label other than {total!r} or an unknown category")
         for used, rows in analyses:
             table = _one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where)
             for c, v in reversed(list(zip(by_cols, key))):
