@@ -1527,3 +1527,26 @@ def scores_consistent_with_rates(
         mag[mag == 0] = np.finfo(float).tiny  # a score exactly at the cut would count as below
         parts.append(pd.DataFrame({"score": cut + sign * mag, group: label}))
     return pd.concat(parts, ignore_index=True)
+
+
+def published_audit_counts(audits: pd.DataFrame) -> pd.DataFrame:
+    """The rows of Gerchick et al.'s data an audit table can be recomputed from.
+
+    Keeps the known-category rows that report both counts (``number_of_applications`` and
+    ``n_selected_or_n_above_median``) and the unknown-category rows of every table (:data:`AUDIT_TABLE`) that
+    keeps at least one known row; the result goes to :func:`impact_ratio_table` or :func:`missing_data_bounds`
+    with ``by=AUDIT_TABLE``, ``group=AUDIT_GROUPS`` and ``margins=False``.
+    """
+    missing = [c for c in [*AUDIT_TABLE, *AUDIT_GROUPS, "number_of_applications", "n_selected_or_n_above_median"]
+               if c not in audits.columns]
+    if missing:
+        raise ValueError(f"audits has no column(s) {missing}: expected Gerchick et al.'s audits_full.csv")
+    unknown = audits[list(AUDIT_GROUPS)].isin(_unknown_set(DEFAULT_UNKNOWN)).any(axis=1)
+    complete = audits[["number_of_applications", "n_selected_or_n_above_median"]].notna().all(axis=1)
+    rows = audits[unknown | complete]
+    known = ~unknown.loc[rows.index]
+    has_known = known.groupby([rows[c] for c in AUDIT_TABLE]).transform("any")
+    return rows[has_known.to_numpy()].reset_index(drop=True)
+
+
+__all__ += ["published_audit_counts"]
