@@ -1,0 +1,70 @@
+"""Assertions on notebooks/13_ll144_audits.ipynb executed through papermill (smoke profile).
+
+The published-audit numbers do not depend on the smoke parameters (they read the committed data), so they are
+checked against the paper's numbers (data/paper/auditing_the_audits.csv) and against the library run here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from allocbias import data, ll144
+
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "13_ll144_audits"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+REQUIRED = ["audits_n", "audits_any_ir_below_0_8_share", "audits_any_ir_above_1_share", "results_ir_below_0_8_share",
+            "audits_recomputed_ir_disagree_n"]
+
+executed, glued, params = chapter_fixtures(STEM)
+
+
+def test_runs_clean_with_three_figures(executed):
+    assert assert_clean_outputs(executed[0]) >= 3
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    prose = assert_prose_glued(SOURCE, glued, more_than=40)
+    for name in REQUIRED:
+        assert name in glued and f"{{glue:text}}`{name}" in prose, name
+
+
+def test_headlines_match_the_paper(glued):
+    paper = pd.read_csv(data.data_dir() / "paper" / "auditing_the_audits.csv").set_index("quantity")["value"]
+    assert glued["audits_n"] == paper["audits"] == 116
+    assert round(glued["audits_any_ir_below_0_8_share"], 2) == paper["audits_any_ir_below"]
+    assert round(glued["results_ir_below_0_8_share"], 2) == paper["tables_any_ir_below"]
+    assert round(glued["audits_any_ir_above_1_share"], 2) == paper["audits_any_ir_above_1"]
+    assert glued["sex_tables_below_n"] == paper["sex_tables_any_ir_below"] == 0
+    assert glued["headlines_max_diff"] == 0
+
+
+def test_disagreements_are_counted_and_classified(glued):
+    reasons = ["reason_counts_n", "reason_rounded_n", "reason_comparator_n", "reason_unexplained_n"]
+    assert sum(glued[r] for r in reasons) == glued["audits_recomputed_ir_disagree_n"]
+    assert 0 < glued["audits_recomputed_ir_disagree_n"] < glued["compared_n"]
+    audits = pd.read_csv(data.data_dir() / "ll144_audits" / "audits.csv")
+    ours = ll144.compare_reported(audits, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
+                                  selected="n_selected_or_n_above_median", reported_rate="result",
+                                  reported_ratio="impact_ratio", by=list(ll144.AUDIT_TABLE),
+                                  exclude_below=glued["exclude_below"], tol=glued["tol"])
+    assert int(ours["disagrees"].sum()) == glued["audits_recomputed_ir_disagree_n"]
+
+
+def test_bounds_and_simulation_are_consistent(glued):
+    assert 0 < glued["bounds_could_fail_prop_n"] <= glued["bounds_could_fail_n"] <= glued["bounds_pass_n"]
+    assert glued["bounds_pass_n"] <= glued["bounds_audits_n"] <= glued["audits_n"]
+    assert glued["rows_lower_prop_below_share"] <= glued["rows_lower_below_share"]
+    assert glued["sim_cut_error"] < 0.01  # every simulated sample reproduces its published ratio at the cut
+    assert 0 <= glued["sim_pfair_min"] <= glued["sim_pfair_max"] <= 1
+    assert glued["sim_pfair_min"] < glued["bound"] <= glued["sim_published_min"] + 0.2
+
+
+def test_study_table(glued, params):
+    assert glued["study_system"] == params["study_system"] and glued["study_rounds"] == params["study_rounds"]
+    assert glued["study_parity"] == pytest.approx(params["study_k"] / 8)
+    assert 0 <= glued["study_min_ir"] <= 1 and 0 <= glued["study_scoring_min_ir"] <= 1
