@@ -31,8 +31,9 @@ Numerical conventions (fixed here, stated in the book):
   ``method="inverted_cdf"``). The rank ``k`` is computed in integers, never as a
   float ``n * p``: a grid value is read as the fraction ``a / b`` (``b <= 10**6``)
   it rounds from, when it lies within ``1e-13`` (relative) of one (``0.28`` is
-  ``7/25``, ``np.linspace(0, 1, 1001)[i]`` is ``i/1000``), otherwise as its exact
-  binary value, and ``k = ceil(n a / b)``. Floating point would land ``n p`` just
+  ``7/25``), otherwise as its exact binary value; the points of
+  ``np.linspace(0, 1, m)`` (:func:`default_grid`) are ``i/(m - 1)``; and
+  ``k = ceil(n a / b)``. Floating point would land ``n p`` just
   above an integer for some grid points (``25 * 0.28 = 7.000000000000001``) and
   take one order statistic too many. This is the paper's ``q(p)`` with
   ``P(s <= q(p)) = p``: at least a share ``p`` of all candidates is rejected, at
@@ -302,22 +303,28 @@ def _as_fraction(p: float) -> Fraction:
 
 
 @functools.lru_cache(maxsize=32)
-def _grid_fractions(key: bytes) -> tuple[tuple[Fraction, ...], np.ndarray | None, np.ndarray | None]:
-    """The fractions of a grid, and their numerators / denominators as int64 when all are small (cached)."""
-    fractions = tuple(_as_fraction(float(p)) for p in np.frombuffer(key, dtype=np.float64))
+def _grid_fractions(key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+    """Numerators and denominators (int64) of the fractions a grid stands for; None if one is not simple (cached)."""
+    grid = np.frombuffer(key, dtype=np.float64)
+    m = grid.size - 1
+    if m >= 1 and np.array_equal(grid, np.linspace(0.0, 1.0, m + 1)):  # default_grid(m + 1): p_i = i / m
+        return np.arange(m + 1, dtype=np.int64), np.full(m + 1, m, dtype=np.int64)
+    fractions = [_as_fraction(float(p)) for p in grid]
     if any(f.denominator > _P_MAX_DENOMINATOR for f in fractions):
-        return fractions, None, None
+        return None
     num = np.array([f.numerator for f in fractions], dtype=np.int64)
     den = np.array([f.denominator for f in fractions], dtype=np.int64)
-    return fractions, num, den
+    return num, den
 
 
 def _order_ranks(n: int, p: np.ndarray) -> np.ndarray:
     """``k = max(1, ceil(n p))`` for each ``p``, in integer arithmetic (the 1-based rank of ``Q(p)``)."""
-    fractions, num, den = _grid_fractions(np.ascontiguousarray(p, dtype=np.float64).tobytes())
-    if num is not None and n <= 2**62 // _P_MAX_DENOMINATOR:  # n * num fits in int64
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    fractions = _grid_fractions(p.tobytes())
+    if fractions is not None and n * int(fractions[0].max(initial=0)) < 2**62:  # n * num fits in int64
+        num, den = fractions
         return np.maximum(-((-n * num) // den), 1)
-    return np.array([max(1, math.ceil(n * f)) for f in fractions], dtype=np.int64)
+    return np.array([max(1, math.ceil(n * _as_fraction(float(x)))) for x in p], dtype=np.int64)
 
 
 def _pooled_quantiles(prep: _Prepared, p: np.ndarray) -> np.ndarray:
@@ -345,7 +352,8 @@ def pooled_quantiles(scores: Any, p: Any) -> np.ndarray:
     ``Q(p) = inf{x : F(x) >= p} = x_(k)``, ``k = max(1, ceil(n p))``, on the sorted scores
     ``x_(1) <= ... <= x_(n)`` (numpy's ``method="inverted_cdf"``), with ``k`` computed in integers:
     ``p`` is read as the fraction ``a / b`` (``b <= 10**6``) it lies within ``1e-13`` (relative) of, else
-    as its exact binary value, and ``k = ceil(n a / b)``. In floating point ``25 * 0.28`` is
+    as its exact binary value (the points of ``np.linspace(0, 1, m)`` as ``i / (m - 1)``), and
+    ``k = ceil(n a / b)``. In floating point ``25 * 0.28`` is
     ``7.000000000000001`` and ``np.quantile`` returns ``x_(8)``; here ``Q(0.28) = x_(7)``.
 
     Examples
