@@ -1,6 +1,7 @@
 # allocbias: two commands, each doing its own set-up.
 #   make book   execute every notebook of _toc.yml with papermill (PROFILE=default) and build the HTML book
-#   make test   run the library's tests and every notebook with the smoke profile
+#   make test   run the library's tests and every notebook with the smoke profile, then re-execute the fast
+#               chapters with nbval and compare every output (a chapter that is not deterministic fails)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -17,11 +18,15 @@ export HF_DATASETS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install book notebooks html test test-lib test-notebooks bench llama-server clean
+.PHONY: help install book notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
+
+# Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
+NBVAL_CHAPTERS := 03_decisions 11_why_averages_fail 12_local_law_144
 
 help:
 	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"
-	@echo "make test                          library tests + every notebook under the smoke profile"
+	@echo "make test                          library tests + every notebook under the smoke profile + nbval"
+	@echo "make test-nbval                    re-execute the fast chapters with nbval and compare every output"
 	@echo "make bench                         run the benchmarks (ratios measured side by side)"
 	@echo "make llama-server                  build llama-cpp-python's OpenAI server (~15-20 min, optional)"
 
@@ -53,6 +58,15 @@ test-notebooks: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
+	$(MAKE) --no-print-directory test-nbval
+
+# Execute the fast chapters (smoke profile) into build/nbval/, then re-execute those copies with nbval and compare
+# every output with the executed one; tests/nbval_sanitize.cfg masks timings only.
+test-nbval: $(STAMP)
+	rm -rf build/nbval
+	$(PY) -m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/nbval
+	$(PY) -m pytest -q -p no:cacheprovider -p tests.nbval_history --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg $(addprefix build/nbval/,$(addsuffix .ipynb,$(NBVAL_CHAPTERS)))
 
 bench: $(STAMP)
 	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(PY) $$b; done

@@ -190,3 +190,28 @@ def test_noise_and_attenuation(glued, params):
 def test_systems_named_in_the_prose_are_audited(glued, params):
     for key in ("sep_min_system", "sep_max_system", "loo_most_influential"):
         assert glued[key] in params["systems"], key
+
+
+def test_table_1_both_ways(glued, nb):
+    """The paper's text and its released code: JSD and the pairwise delta computed both ways, next to the paper."""
+    assert glued["jsd_text_disjoint"] == 1.0 and glued["jsd_code_disjoint"] == 0.0
+    assert -1.0 <= glued["jsd_text_code_r"] <= 1.0
+    kept = glued["pw_n_kept"] > 0
+    for gap in GAPS:
+        assert -1.0 <= glued[f"r_code_jsd_{gap}"] <= 1.0
+        if kept:
+            assert -1.0 <= glued[f"pw_r_code_avg_gap_{gap}"] <= 1.0
+        else:
+            assert math.isnan(glued[f"pw_r_code_avg_gap_{gap}"])
+    assert glued["n_code_rows"] == (4 if kept else 2)
+    assert 0 <= glued["n_code_closer"] <= glued["n_code_rows"]
+    assert 0 <= glued["n_code_sign_flips"] <= glued["n_code_rows"]
+    tables = [t for t in _outputs_text(nb) if "ours, text" in t and "ours, code" in t]
+    assert len(tables) == 1, "one table shows Table 1 both ways"
+    # the text's column is the chapter's Table 1 (the default variant), the code's column differs in the JSD rows
+    for metric in METRICS:
+        for gap in GAPS:
+            assert f"{glued[f'r_{metric}_{gap}']:.2f}" in tables[0]
+    for gap in GAPS:
+        assert f"{glued[f'r_code_jsd_{gap}']:.2f}" in tables[0]
+    assert tables[0].count("differ") == 4  # JSD and the pairwise delta, against each gap

@@ -25,11 +25,19 @@ Definitions (``s`` a score, ``g`` a group, ``t`` a threshold):
 
 Numerical conventions (fixed here, stated in the book):
 
-* pooled quantiles are ``np.quantile(pooled, p, method="inverted_cdf")``, the
-  generalised inverse of the empirical CDF ``Q(p) = inf{x : F(x) >= p}``, i.e.
-  ``Q(p) = x_(ceil(n p))`` on the sorted pooled scores ``x_(1) <= ... <= x_(n)``
-  (``Q(0) = x_(1)``). This is the paper's ``q(p)`` with ``P(s <= q(p)) = p``: at
-  least a share ``p`` of all candidates is rejected, at most ``1 - p`` selected. No
+* pooled quantiles are the generalised inverse of the empirical CDF
+  ``Q(p) = inf{x : F(x) >= p}``, i.e. ``Q(p) = x_(k)`` with ``k = max(1, ceil(n p))``
+  on the sorted pooled scores ``x_(1) <= ... <= x_(n)`` (numpy's
+  ``method="inverted_cdf"``). The rank ``k`` is computed in integers, never as a
+  float ``n * p``: a grid value is read as the fraction ``a / b`` (``b <= 10**6``)
+  it rounds from, when it lies within ``1e-13`` (relative) of one (``0.28`` is
+  ``7/25``), otherwise as its exact binary value; the points of
+  ``np.linspace(0, 1, m)`` (:func:`default_grid`) are ``i/(m - 1)``; and
+  ``k = ceil(n a / b)``. Floating point would land ``n p`` just
+  above an integer for some grid points (``25 * 0.28 = 7.000000000000001``) and
+  take one order statistic too many. This is the paper's ``q(p)`` with
+  ``P(s <= q(p)) = p``: at least a share ``p`` of all candidates is rejected, at
+  most ``1 - p`` selected. No
   interpolation means the thresholds are observed scores, so every metric except
   ``DI_avg`` is exactly invariant under strictly increasing transforms of the
   scores. :func:`di_median` uses ``Q(0.5)``, which selects exactly the candidates
@@ -46,8 +54,11 @@ selection rates at every threshold come from one ``np.searchsorted`` per group.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -83,8 +94,13 @@ __all__ = [
 DEFAULT_GRID_POINTS = 1001
 #: The EEOC four-fifths bound used for every ratio metric unless told otherwise.
 FOUR_FIFTHS = 0.8
-#: ``np.quantile`` method for the pooled quantile thresholds.
+#: The ``np.quantile`` method whose definition the pooled thresholds follow (computed
+#: exactly, see :func:`pooled_quantiles`).
 QUANTILE_METHOD = "inverted_cdf"
+#: Largest denominator of the fraction a grid value ``p`` is read as.
+_P_MAX_DENOMINATOR = 10**6
+#: A grid value is read as a fraction when it lies within this relative distance of it.
+_P_SNAP_RTOL = 1e-13
 
 #: A prior on the rejected share p: None (flat), a callable density, a frozen scipy
 #: distribution (anything with ``.pdf``) or one value per grid point.
@@ -279,8 +295,41 @@ def _impact_ratio_matrix(sr: np.ndarray) -> np.ndarray:
     return np.divide(sr, top, out=np.ones_like(sr), where=top > 0)
 
 
+def _as_fraction(p: float) -> Fraction:
+    """The fraction a grid value stands for: ``a / b`` (``b <= 10**6``) within 1e-13, else its exact value."""
+    exact = Fraction(p)
+    near = exact.limit_denominator(_P_MAX_DENOMINATOR)
+    return near if abs(near - exact) <= _P_SNAP_RTOL * exact else exact
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_fractions(key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+    """Numerators and denominators (int64) of the fractions a grid stands for; None if one is not simple (cached)."""
+    grid = np.frombuffer(key, dtype=np.float64)
+    m = grid.size - 1
+    if m >= 1 and np.array_equal(grid, np.linspace(0.0, 1.0, m + 1)):  # default_grid(m + 1): p_i = i / m
+        return np.arange(m + 1, dtype=np.int64), np.full(m + 1, m, dtype=np.int64)
+    fractions = [_as_fraction(float(p)) for p in grid]
+    if any(f.denominator > _P_MAX_DENOMINATOR for f in fractions):
+        return None
+    num = np.array([f.numerator for f in fractions], dtype=np.int64)
+    den = np.array([f.denominator for f in fractions], dtype=np.int64)
+    return num, den
+
+
+def _order_ranks(n: int, p: np.ndarray) -> np.ndarray:
+    """``k = max(1, ceil(n p))`` for each ``p``, in integer arithmetic (the 1-based rank of ``Q(p)``)."""
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    fractions = _grid_fractions(p.tobytes())
+    if fractions is not None and n * int(fractions[0].max(initial=0)) < 2**62:  # n * num fits in int64
+        num, den = fractions
+        return np.maximum(-((-n * num) // den), 1)
+    return np.array([max(1, math.ceil(n * _as_fraction(float(x)))) for x in p], dtype=np.int64)
+
+
 def _pooled_quantiles(prep: _Prepared, p: np.ndarray) -> np.ndarray:
-    return np.quantile(prep.pooled_sorted, p, method=QUANTILE_METHOD)
+    n = prep.pooled_sorted.size
+    return prep.pooled_sorted[_order_ranks(n, p) - 1]
 
 
 def _curve_matrix(prep: _Prepared, grid: np.ndarray) -> np.ndarray:
@@ -298,14 +347,21 @@ def _series(values: np.ndarray, prep: _Prepared, name: str) -> pd.Series:
 
 
 def pooled_quantiles(scores: Any, p: Any) -> np.ndarray:
-    """Quantiles of the pooled scores used as thresholds: ``np.quantile(s, p, method="inverted_cdf")``.
+    """Quantiles of the pooled scores used as thresholds, the order statistics ``Q(p) = x_(k)``.
 
-    ``Q(p) = inf{x : F(x) >= p} = x_(ceil(n p))`` on the sorted scores (``Q(0) = x_(1)``).
+    ``Q(p) = inf{x : F(x) >= p} = x_(k)``, ``k = max(1, ceil(n p))``, on the sorted scores
+    ``x_(1) <= ... <= x_(n)`` (numpy's ``method="inverted_cdf"``), with ``k`` computed in integers:
+    ``p`` is read as the fraction ``a / b`` (``b <= 10**6``) it lies within ``1e-13`` (relative) of, else
+    as its exact binary value (the points of ``np.linspace(0, 1, m)`` as ``i / (m - 1)``), and
+    ``k = ceil(n a / b)``. In floating point ``25 * 0.28`` is
+    ``7.000000000000001`` and ``np.quantile`` returns ``x_(8)``; here ``Q(0.28) = x_(7)``.
 
     Examples
     --------
     >>> pooled_quantiles([4, 1, 3, 2], [0.0, 0.3, 0.5, 1.0]).tolist()
     [1.0, 2.0, 2.0, 4.0]
+    >>> pooled_quantiles(range(1, 26), [0.28]).tolist()  # k = 25 * 7/25 = 7
+    [7.0]
     """
     arr = _as_scores(scores)
     if arr.size == 0:
@@ -313,7 +369,8 @@ def pooled_quantiles(scores: Any, p: Any) -> np.ndarray:
     q = np.asarray(p, dtype=np.float64)
     if not np.isfinite(q).all() or (q < 0).any() or (q > 1).any():
         raise ValueError("p must lie in [0, 1]")
-    return np.quantile(np.sort(arr), q, method=QUANTILE_METHOD)
+    ranks = _order_ranks(arr.size, q.ravel()).reshape(q.shape)
+    return np.sort(arr)[ranks - 1]
 
 
 def selection_rates(scores: Any, groups: Any, threshold: float) -> pd.Series:
@@ -435,7 +492,7 @@ def di_median(scores: Any, groups: Any) -> pd.Series:
 
     .. math:: DI_{median, g} = IR_g(Q(0.5))
 
-    ``Q(0.5)`` is ``np.quantile(pooled, 0.5, method="inverted_cdf")``; the strict
+    ``Q(0.5)`` is :func:`pooled_quantiles` at 0.5, ``x_(ceil(n/2))``; the strict
     ``>`` makes it select exactly the candidates above ``np.median(pooled)``, and it
     equals :func:`di_curve` at ``p = 0.5``.
 
@@ -461,8 +518,8 @@ def di_curve(scores: Any, groups: Any, grid: Any = None) -> pd.DataFrame:
 
     .. math:: DI_g(p) = IR_g(Q(p)), \qquad DI_g(0) = DI_g(1) = 1
 
-    ``Q(p)`` is the ``p``-quantile of the pooled scores (``np.quantile``,
-    ``method="inverted_cdf"``), so at most a share ``1 - p`` of all candidates is
+    ``Q(p)`` is the ``p``-quantile of the pooled scores, ``x_(k)`` with ``k = max(1, ceil(n p))``
+    in integer arithmetic (:func:`pooled_quantiles`), so at most a share ``1 - p`` of all candidates is
     selected (exactly ``1 - ceil(n p) / n`` without ties at the cut).
     The end points are set to 1 by definition (everybody, resp. nobody, selected).
 

@@ -9,7 +9,8 @@ B's candidates (per model and per subtask: a job or an essay topic). Higher scor
   bootstrap interval.
 * :func:`avg_score_gap`: ``delta = mean(s_A) - mean(s_B)``.
 * :func:`jsd` and :func:`emd`: Jensen–Shannon divergence (base 2) and Earth Mover's (Wasserstein-1) distance
-  between the two score distributions; both are non-directional (``>= 0``).
+  between the two score distributions; both are non-directional (``>= 0``). ``jsd(..., variant="authors")``
+  is the definition of the paper's released analysis code, which its Table 1 was computed with.
 * :func:`score_shape`: skewness and excess kurtosis per group (the paper's Figure 13).
 * :func:`bias_table`: every metric for every group against the reference, one tidy row per
   (by-keys, group), optionally also on qualified candidates only (the inputs of the EO comparisons).
@@ -20,7 +21,8 @@ per prompt, with the columns ``pair_id``, ``cand_a``, ``cand_b``, ``order`` and 
 
 * :func:`pairwise_points`: the per-candidate pairwise scores of the study's scoring rule;
 * :func:`pairwise_win_share` / :func:`pairwise_gap_table`: the pairwise form of the average gap, the share of
-  A x B pairs won consistently by A;
+  A x B pairs won consistently by A (``variant="authors"``: the signed net share of prompts won, as in the
+  paper's released code);
 * :func:`pairwise_output_stats`: the Regular / Tie / Flipped / Inconsistent percentages of the paper's Table 2.
 
 All functions are pure, take arrays or tidy frames, and raise ``ValueError`` naming the offending parameter,
@@ -39,6 +41,8 @@ from scipy import stats
 from scipy.special import rel_entr
 
 __all__ = [
+    "DELTA_VARIANTS",
+    "JSD_VARIANTS",
     "ORDERS",
     "WINNERS",
     "RabbiTest",
@@ -66,6 +70,18 @@ WINNERS: tuple[str, str, str, str] = ("a", "b", "tie", "undetected")
 _ALTERNATIVES = ("two-sided", "greater", "less")
 _PAIRWISE_COLUMNS = ("pair_id", "cand_a", "cand_b", "order", "winner")
 _DEFAULT_JSD_BINS = 10
+#: definitions of :func:`jsd`: ``"paper"`` (the paper's text, the default) and ``"authors"`` (its released code)
+JSD_VARIANTS: tuple[str, str] = ("paper", "authors")
+#: definitions of the pairwise delta (:func:`pairwise_gap_table`): ``"paper"`` (its text) and ``"authors"`` (its code)
+DELTA_VARIANTS: tuple[str, str] = ("paper", "authors")
+#: the pairwise delta's output column under each variant
+_DELTA_COLUMN = {"paper": "win_share", "authors": "net_win_share"}
+
+
+def _check_variant(variant: object, allowed: tuple[str, ...], what: str) -> str:
+    if not isinstance(variant, str) or variant not in allowed:
+        raise ValueError(f"{what} variant must be one of {list(allowed)}, got {variant!r}")
+    return variant
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -325,6 +341,7 @@ def jsd(
     *,
     bins: int | str | Sequence[float] | np.ndarray = _DEFAULT_JSD_BINS,
     bin_range: tuple[float, float] | None = None,
+    variant: Literal["paper", "authors"] = "paper",
 ) -> float:
     r"""Jensen–Shannon divergence (base 2, in ``[0, 1]``) between the score histograms of A and B.
 
@@ -347,6 +364,22 @@ def jsd(
     Reference: ``scipy.spatial.distance.jensenshannon(p, q, base=2) ** 2`` (scipy returns the distance, the
     square root of the divergence).
 
+    ``variant="authors"``: the definition of the paper's released analysis code, from which its Table 1 JSD
+    rows come. It differs from the text in three ways:
+
+    .. math::
+
+        \mathrm{JSD}_{code}(A, B) = \tfrac12 \sum_{i \in K} p_i \ln \frac{p_i}{m_i}
+                                  + \tfrac12 \sum_{i \in K} q_i \ln \frac{q_i}{m_i},
+        \quad K = \{i : p_i > 0,\ q_i > 0\},
+
+    (1) natural logarithms (values in ``[0, ln 2]``, not ``[0, 1]``); (2) the ``bins`` equal-width bins span
+    group A's own range ``[min s_A, max s_A]``, and ``p_i``, ``q_i`` are the bin counts divided by each group's
+    size, so reference scores outside A's range are dropped and ``q`` may sum to less than 1; (3) the sums run
+    only over the bins ``K`` non-empty in both groups (no renormalisation). Samples with disjoint ranges
+    therefore give 0 (no shared bin), not 1, and the value is not a divergence of the two whole
+    distributions. ``bin_range`` does not apply (the range is A's) and must be ``None``.
+
     Examples
     --------
     >>> jsd([0, 0, 1, 1], [0, 0, 1, 1])
@@ -355,14 +388,38 @@ def jsd(
     1.0
     >>> round(jsd([0, 1], [0, 0], bins=2), 4)  # P = (1/2, 1/2), Q = (1, 0)
     0.3113
+    >>> jsd([0, 0], [1, 1], variant="authors")  # disjoint: no bin is non-empty in both
+    0.0
+    >>> # bins [0, 0.5), [0.5, 1] over A; 5 is dropped: P = (1/2, 1/2), Q = (2/3, 0); only the first bin is kept
+    >>> round(jsd([0, 1], [0, 0, 5], bins=2, variant="authors"), 5)  # (1/2)(1/2 ln(6/7) + 2/3 ln(8/7))
+    0.00597
     """
+    variant = _check_variant(variant, JSD_VARIANTS, "jsd")
     x, y = _scores(a, "a"), _scores(b, "b")
+    if variant == "authors":
+        return _jsd_authors(x, y, bins, bin_range)
     edges = _histogram_edges(np.concatenate([x, y]), bins, bin_range)
     p = np.histogram(x, bins=edges)[0] / x.size
     q = np.histogram(y, bins=edges)[0] / y.size
     m = 0.5 * (p + q)
     value = 0.5 * (rel_entr(p, m).sum() + rel_entr(q, m).sum()) / np.log(2.0)
     return float(min(max(value, 0.0), 1.0))
+
+
+def _jsd_authors(
+    x: np.ndarray, y: np.ndarray, bins: int | str | Sequence[float] | np.ndarray, bin_range: tuple[float, float] | None
+) -> float:
+    """JSD as the paper's released code computes it (see :func:`jsd`, ``variant="authors"``)."""
+    if bin_range is not None:
+        raise ValueError("bin_range does not apply to the 'authors' jsd variant: its bins span group A's own range")
+    edges = _histogram_edges(x, bins, None)  # over A's range only
+    counts_a = np.histogram(x, bins=edges)[0]
+    counts_b = np.histogram(y, bins=edges)[0]  # reference scores outside A's range are dropped
+    p, q = counts_a / x.size, counts_b / y.size  # proportions of each whole group, not renormalised
+    keep = (p > 0) & (q > 0)  # disjoint ranges keep no bin: 0
+    p, q = p[keep], q[keep]
+    m = 0.5 * (p + q)
+    return float(max(0.5 * (rel_entr(p, m).sum() + rel_entr(q, m).sum()), 0.0))
 
 
 def emd(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
@@ -537,6 +594,7 @@ def _metric_row(
     alternative: str,
     jsd_bins: int | str | Sequence[float] | np.ndarray,
     jsd_range: tuple[float, float] | None,
+    jsd_variant: str = "paper",
 ) -> list[float]:
     return [
         a.size,
@@ -544,7 +602,7 @@ def _metric_row(
         _rabbi(a, b),
         float(stats.mannwhitneyu(a, b, alternative=alternative).pvalue),
         float(a.mean() - b.mean()),
-        jsd(a, b, bins=jsd_bins, bin_range=jsd_range),
+        jsd(a, b, bins=jsd_bins, bin_range=jsd_range, variant=jsd_variant),
         float(stats.wasserstein_distance(a, b)),
     ]
 
@@ -561,6 +619,7 @@ def bias_table(
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
     jsd_bins: int | str | Sequence[float] | np.ndarray = _DEFAULT_JSD_BINS,
     jsd_range: tuple[float, float] | None = None,
+    jsd_variant: Literal["paper", "authors"] = "paper",
 ) -> pd.DataFrame:
     r"""Every bias metric of every group against the reference group: one tidy row per (by-keys, group).
 
@@ -597,6 +656,9 @@ def bias_table(
         Alternative of the Mann–Whitney test (``"greater"``: A scores higher).
     jsd_bins, jsd_range
         Binning of :func:`jsd` (default 10 equal-width bins over the pooled range of each comparison).
+    jsd_variant
+        Definition of :func:`jsd`: ``"paper"`` (the paper's text, default) or ``"authors"`` (its released code:
+        natural logs, bins over group A's range, only bins non-empty in both groups; ``jsd_range`` must be None).
 
     Returns
     -------
@@ -619,6 +681,9 @@ def bias_table(
     if df.empty:
         raise ValueError("df is empty: no scores to compare")
     _check_alternative(alternative)
+    _check_variant(jsd_variant, JSD_VARIANTS, "jsd")
+    if jsd_variant == "authors" and jsd_range is not None:
+        raise ValueError("jsd_range does not apply to jsd_variant='authors': its bins span group A's own range")
     _check_no_missing_keys(df, [group, *by])
     _check_score_column(df, score, group)
     if qualified is not None:
@@ -660,7 +725,7 @@ def bias_table(
                 raise ValueError(f"group {g!r} is missing{where}; groups present there: {list(cell_groups)}")
             grp_pos = positions[by_group[g]]
             row: list[object] = [*cell, g, reference]
-            row += _metric_row(scores[grp_pos], scores[ref_pos], alternative, jsd_bins, jsd_range)
+            row += _metric_row(scores[grp_pos], scores[ref_pos], alternative, jsd_bins, jsd_range, jsd_variant)
             if is_qualified is not None:
                 qa, qb = grp_pos[is_qualified[grp_pos]], ref_pos[is_qualified[ref_pos]]
                 for label, q in ((g, qa), (reference, qb)):
@@ -669,7 +734,7 @@ def bias_table(
                             f"group {label!r} has no qualified candidates (column {qualified!r}){where}: "
                             "the _qualified metrics need at least one per group"
                         )
-                row += _metric_row(scores[qa], scores[qb], alternative, jsd_bins, jsd_range)
+                row += _metric_row(scores[qa], scores[qb], alternative, jsd_bins, jsd_range, jsd_variant)
             rows.append(row)
     columns = [*by, group, "reference", *_METRIC_COLUMNS]
     if qualified is not None:
@@ -836,6 +901,7 @@ def pairwise_gap_table(
     *,
     by: Sequence[str] = (),
     groups: Sequence[Hashable] | None = None,
+    variant: Literal["paper", "authors"] = "paper",
 ) -> pd.DataFrame:
     r"""Pairwise average gap of every group against the reference: the share of A x B pairs won consistently by A.
 
@@ -846,6 +912,19 @@ def pairwise_gap_table(
     an undetected answer or inconsistent orders count in the denominator and not in the numerator. As in the
     paper, only A's consistent wins are counted (B's are not subtracted), so a model without group preference
     has ``delta`` = half its consistent-pair rate, not 0. Vectorised (one pair table, one groupby).
+
+    ``variant="authors"``: the definition of the paper's released analysis code, from which its Table 1
+    pairwise delta rows come: the signed net share of *prompts* won,
+
+    .. math:: \delta_{code}(A, B) = \frac{W_A - W_B}{2 |A \times B|},
+
+    with ``W_A`` (``W_B``) the number of prompts, over both orders of every compared pair, whose answer names
+    A's (B's) candidate, and ``2 |A x B|`` all those prompts (ties and undetected answers count in the
+    denominator only). It lies in ``[-1, 1]``, is 0 for a model without group preference and for one that
+    always names the first-shown candidate, and ``delta_code(A, B) = -delta_code(B, A)``. The output column is
+    then ``net_win_share`` instead of ``win_share``. (The code counts every prompt whose two candidates are
+    both in A or B, so a pair of two A candidates would add a win for A; pools with one candidate per group,
+    as here, have no such pairs, and this function counts A x B pairs only.)
 
     Parameters
     ----------
@@ -859,11 +938,14 @@ def pairwise_gap_table(
         Cell keys (e.g. ``["model", "job"]``).
     groups
         Groups to report (default: every non-reference group with at least one pair against the reference).
+    variant
+        ``"paper"`` (the paper's text, default) or ``"authors"`` (its released code), see above.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``*by, group, reference, win_share, n_pairs`` (``n_pairs`` = |A x B| compared).
+        Columns ``*by, group, reference, win_share, n_pairs`` (``n_pairs`` = |A x B| compared); with
+        ``variant="authors"`` ``net_win_share`` in place of ``win_share``.
 
     Examples
     --------
@@ -872,7 +954,10 @@ def pairwise_gap_table(
     >>> groups = {"w1": "W", "w2": "W", "b1": "B"}
     >>> pairwise_gap_table(df, groups, "W").to_dict("list")
     {'group': ['B'], 'reference': ['W'], 'win_share': [0.5], 'n_pairs': [2]}
+    >>> pairwise_gap_table(df, groups, "W", variant="authors").to_dict("list")  # (3 - 1) / 4 prompts
+    {'group': ['B'], 'reference': ['W'], 'net_win_share': [0.5], 'n_pairs': [2]}
     """
+    variant = _check_variant(variant, DELTA_VARIANTS, "pairwise delta")
     by = list(by)
     _check_pairwise(df, by)
     pairs = _pair_table(df, by)
@@ -893,11 +978,17 @@ def pairwise_gap_table(
     cross = a_ref ^ b_ref  # exactly one candidate in the reference group
     w_ab, w_ba = pairs["w_ab"].to_numpy(), pairs["w_ba"].to_numpy()
     # the non-reference candidate is cand_a where b is the reference, else cand_b
-    focal_win = np.where(b_ref, (w_ab == "a") & (w_ba == "a"), (w_ab == "b") & (w_ba == "b"))
+    focal, other = np.where(b_ref, "a", "b"), np.where(b_ref, "b", "a")
+    if variant == "paper":  # 1 if A's candidate won both prompts
+        focal_win = ((w_ab == focal) & (w_ba == focal)).astype(np.float64)
+    else:  # prompts won by A minus prompts won by B, over the pair's 2 prompts
+        won = (w_ab == focal).astype(np.float64) + (w_ba == focal)
+        lost = (w_ab == other).astype(np.float64) + (w_ba == other)
+        focal_win = (won - lost) / 2.0
     focal_group = np.where(b_ref, ga, gb)
     work = pairs.loc[cross, by].copy()
     work["group"] = focal_group[cross]
-    work["_win"] = focal_win[cross].astype(np.float64)
+    work["_win"] = focal_win[cross]
     if groups is not None:
         work = work[work["group"].isin(groups)]
         compared = set(work["group"])
@@ -908,7 +999,7 @@ def pairwise_gap_table(
         raise ValueError(f"df has no pair between the reference group {reference!r} and any other group")
     out = (
         work.groupby([*by, "group"], sort=True, observed=True)
-        .agg(win_share=("_win", "mean"), n_pairs=("_win", "size"))
+        .agg(**{_DELTA_COLUMN[variant]: ("_win", "mean")}, n_pairs=("_win", "size"))
         .reset_index()
     )
     out.insert(len(by) + 1, "reference", reference)
@@ -921,11 +1012,15 @@ def pairwise_win_share(
     group_of: Mapping[Hashable, Hashable] | pd.Series,
     group: Hashable,
     reference: Hashable,
+    *,
+    variant: Literal["paper", "authors"] = "paper",
 ) -> float:
     r"""Share of the compared A x B pairs won consistently by A (pairwise average gap, one cell).
 
-    ``delta(A, B) = (1 / |A x B|) sum_{(a, b)} 1(a > b)``; see :func:`pairwise_gap_table` for the definitions and
-    for many cells at once. ``df`` must hold a single cell (``pair_id`` unique).
+    ``delta(A, B) = (1 / |A x B|) sum_{(a, b)} 1(a > b)``; with ``variant="authors"`` the paper's code's
+    ``(W_A - W_B) / (2 |A x B|)``, prompts won by A minus prompts won by B over the compared prompts. See
+    :func:`pairwise_gap_table` for the definitions and for many cells at once. ``df`` must hold a single cell
+    (``pair_id`` unique).
 
     Examples
     --------
@@ -934,8 +1029,8 @@ def pairwise_win_share(
     >>> pairwise_win_share(df, {"w": "W", "b": "B"}, "B", "W")
     1.0
     """
-    table = pairwise_gap_table(df, group_of, reference, groups=[group])
-    return float(table["win_share"].iloc[0])
+    table = pairwise_gap_table(df, group_of, reference, groups=[group], variant=variant)
+    return float(table[_DELTA_COLUMN[variant]].iloc[0])
 
 
 def pairwise_output_stats(
