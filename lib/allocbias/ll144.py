@@ -3,9 +3,9 @@
 Local Law 144 asks auditors of automated employment decision tools that output a
 *score* (regression) for bias metrics based on *impact ratios*. This module
 computes the legal metrics and the distribution-wide alternatives of Filippi et
-al., "Local Law 144: A Critical Analysis of Regression Metrics" (see
-``/work/shared/SPEC.md``, section "Local Law 144", which reconstructs the formulas
-lost in the paper's text).
+al., "Local Law 144: A Critical Analysis of Regression Metrics" (the book's page
+*Definitions and notation* states the formulas, reconstructed where the paper's
+text lost them).
 
 Definitions (``s`` a score, ``g`` a group, ``t`` a threshold):
 
@@ -424,7 +424,7 @@ def impact_ratios(scores: Any, groups: Any, threshold: float) -> pd.Series:
 
 
 def di_threshold(scores: Any, groups: Any, threshold: float) -> pd.Series:
-    r"""``DI_threshold(t)``: the impact ratio at a fixed score ``t`` (SPEC.md's named metric).
+    r"""``DI_threshold(t)``: the impact ratio at a fixed score ``t`` (a named metric of the book's *Definitions and notation*).
 
     .. math:: DI_{threshold}(t)_g = SR_g(t) / \max_h SR_h(t)
 

@@ -14,7 +14,7 @@ and :math:`\\Delta EO(A, B) = \\psi(A, k) - \\psi(B, k)`, where :math:`\\psi` is
 the appearances of qualified candidates only. Both gaps are signed (positive: ``A`` is selected more
 often than the reference group).
 
-Ties at the cut are shared (``SPEC.md``): with ``m`` candidates strictly above the k-th highest score
+Ties at the cut are shared (the book's *Definitions and notation*): with ``m`` candidates strictly above the k-th highest score
 and ``t`` candidates equal to it, every tied candidate receives ``(k - m) / t`` of a seat, so every
 round allocates exactly ``k`` seats and identical scores always receive identical selections.
 

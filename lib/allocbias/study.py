@@ -5,7 +5,7 @@ This module joins the pieces — candidates (:mod:`allocbias.data`), prompt temp
 store (:mod:`allocbias.store`) — into the three scoring tasks the chapters read:
 
 ``resume_pointwise``
-    one prompt per candidate (job, resume, name): the P(Yes)-based score of SPEC.md;
+    one prompt per candidate (job, resume, name): the P(Yes)-based score (the book's *Definitions and notation*);
 ``resume_pairwise``
     selection rounds of one candidate per group; every pair of a round asked in both orders;
 ``hiring_bloomberg``
