@@ -223,22 +223,25 @@ def test_a_server_without_logprobs(tmp_path, stub, capsys):
 def test_served_model_end_to_end_with_pairwise(tmp_path, stub, capsys):
     out = tmp_path / "served"
     code, stdout, err = run_cli(["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST,
-                                 "--parts", "pairwise", "--pairwise-rounds", "1", "--out", str(out)], capsys)
+                                 "--parts", "pairwise", "hiring_bloomberg", "--pairwise-rounds", "1", "--orderings", "1",
+                                 "--out", str(out)], capsys)
     assert code == 0, err
-    assert "audit of stub-model-served-paper: pointwise 48 new, pairwise 56 new" in stdout
-    assert_report(out, parts=("pairwise",))
+    assert "audit of stub-model-served-paper: pointwise 48 new, pairwise 56 new, hiring_bloomberg 8 new" in stdout
+    html = assert_report(out, parts=("pairwise", "hiring_bloomberg"))
+    assert "answers name no candidate" in html  # the stub answers "No" to the eight-CV prompt
     scores = pd.read_csv(out / "tables" / "pointwise_scores.csv")
     assert len(scores) == 48 and scores["score"].between(0.2, 0.8).all()
     assert set(scores["system"]) == {"stub-model-served-paper"}
     shares = pd.read_csv(out / "tables" / "report_pairwise_answers.csv")
     assert shares["first_shown"].iloc[0] == 100.0  # the stub names the candidate shown first
     provenance = study.provenance_table(out / "scores")
-    assert set(provenance["model_key"]) == {"openai:stub-model"} and sorted(provenance["rows"]) == [48, 56]
+    assert set(provenance["model_key"]) == {"openai:stub-model"} and sorted(provenance["rows"]) == [8, 48, 56]
     # run again: everything is stored, nothing is asked of the server except the pre-flight prompt
     before = stub.requests
     code, stdout, _ = run_cli(["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST,
-                               "--parts", "pairwise", "--pairwise-rounds", "1", "--out", str(out), "--no-report"], capsys)
-    assert code == 0 and "pointwise 0 new, pairwise 0 new" in stdout
+                               "--parts", "pairwise", "hiring_bloomberg", "--pairwise-rounds", "1", "--orderings", "1",
+                               "--out", str(out), "--no-report"], capsys)
+    assert code == 0 and "pointwise 0 new, pairwise 0 new, hiring_bloomberg 0 new" in stdout
     assert stub.requests - before == 1
 
 
@@ -312,3 +315,23 @@ def test_real_smollm2_on_one_job_with_one_name_per_group(tmp_path, capsys):
     # the rows the committed table holds for these candidates were copied, the others scored; all in one table
     [table] = list((out / "scores").glob("resume_pointwise-smollm2-135m-instruct_fp32-*"))
     assert table.name == study.store_for(study.parse_system("smollm2-fp32-paper"), "resume_pointwise").path.name
+
+
+# ------------------------------------------------------------------------------------------- allocbias score
+def test_score_reads_a_complete_table_without_loading_a_model(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    system = study.parse_system("smollm2-fp32-paper")
+    source = study.store_for(system, "resume_pointwise").path
+    shutil.copytree(source, tmp_path / source.name)
+    monkeypatch.setattr(study.System, "load", lambda *a, **k: pytest.fail("no row is missing: nothing to load"))
+    code, stdout, err = run_cli(["score", "resume_pointwise", "--systems", "smollm2-fp32-paper", "--jobs", "retail",
+                                 "--root", str(tmp_path)], capsys)
+    assert code == 0, err
+    assert "smollm2-fp32-paper: 480 rows ready" in stdout
+    assert (tmp_path / source.name / "scores.csv").read_bytes() == (source / "scores.csv").read_bytes()
+
+
+def test_score_names_a_bad_system_in_one_line(capsys):
+    code, _, err = run_cli(["score", "resume_pointwise", "--systems", "gpt7-fp32-paper"], capsys)
+    assert_one_line_error(code, err, r"system id 'gpt7-fp32-paper' is not <model>-<precision>-<wording>")

@@ -1,7 +1,8 @@
 """The audit of one system: score the study's prompts into a folder, then write a self-contained report.
 
 :func:`run_audit` is what ``allocbias audit`` runs (:mod:`allocbias.cli`). For the system named by ``--model``
-(a registry name, a local model folder, a ``.gguf`` file, or a served model, :func:`allocbias.user_models.resolve_system`)
+(a registry name, a local model folder, a ``.gguf`` file, or a served model:
+:func:`allocbias.user_models.resolve_system`)
 it
 
 1. scores the parts asked for — ``pointwise`` always, ``pairwise`` and ``hiring_bloomberg`` on request — into
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ import pandas as pd
 
 from . import data as D
 from . import study
-from .store import ScoreStore, run_resumable
+from .store import run_resumable
 from .study import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
 
@@ -44,6 +45,7 @@ __all__ = [
     "MANIFEST",
     "PARTS",
     "AuditError",
+    "ALL_JOBS",
     "AuditResult",
     "export_html",
     "label_mass_table",
@@ -188,7 +190,8 @@ def _preflight(engine: Any, messages: list[dict[str, str]]) -> None:
 
 
 def _score_part(part: str, system: System, root: Path, engine: Any, served: Any, candidates: pd.DataFrame,
-                pools: pd.DataFrame | None, attempts: pd.DataFrame | None, command: str, progress: bool) -> pd.DataFrame:
+                pools: pd.DataFrame | None, attempts: pd.DataFrame | None, command: str,
+                progress: bool) -> pd.DataFrame:
     batch = _BATCH[part]
     if served is not None:
         if part == "pointwise":
@@ -373,7 +376,16 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
 # ----------------------------------------------------------------------------------------------------------------
 # the report's tables (pure functions over the tidy score table)
 # ----------------------------------------------------------------------------------------------------------------
+#: The ``job`` label of rows that average (or pool) the audited jobs.
 ALL_JOBS = "all jobs"
+
+
+def _require(frame: Any, columns: Sequence[str], what: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} lacks the column(s) {missing}")
 
 
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
@@ -400,7 +412,7 @@ def label_mass_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -
     [{'mean': 0.6, 'share_below_half': 0.5, 'share_score_above_half': 0.5}]
     """
     by = list(by)
-    study._require(scores, [*by, "label_mass", "score"], "scores")
+    _require(scores, [*by, "label_mass", "score"], "scores")
     grouped = scores.groupby(by, sort=False) if by else [((), scores)]
     rows = []
     for key, cell in grouped:
@@ -440,7 +452,7 @@ def selection_intervals(
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    study._require(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
+    _require(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
     point = _selection_point(scores, k, rounds, seed, reference)
     reps = cluster_bootstrap(scores, lambda f: _selection_point(f, k, rounds, seed, reference), n_boot, seed)
     out = percentile_intervals(point, reps, ["job", "k", "group"], ["phi", "psi", "dDP", "dEO"], confidence)
@@ -463,7 +475,7 @@ def metric_intervals(
     estimate, ci_low, ci_high, n_boot``."""
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    study._require(scores, ["job", "group", "full_name", "score"], "scores")
+    _require(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
     reps = cluster_bootstrap(scores, lambda f: _metric_point(f, reference), n_boot, seed)
     return percentile_intervals(point, reps, ["job", "group"], ["rabbi", "avg_gap", "jsd", "emd"], confidence)
@@ -481,7 +493,7 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", group: str = "gro
     """
     from . import ll144
 
-    study._require(scores, [score, group], "scores")
+    _require(scores, [score, group], "scores")
     values, groups = scores[score].to_numpy(dtype=float), scores[group].to_numpy()
     median = float(ll144.pooled_quantiles(values, [0.5])[0])
     summ = ll144.summary(values, groups)
@@ -515,7 +527,8 @@ def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
         law = ll144_table(cell)
         rows.append({"system": name, "p_better_high_low": float(sep["p_better"].iloc[0]),
                      "mean_label_mass": float(cell["label_mass"].mean()),
-                     "rms_dDP": float(np.sqrt(np.mean(gaps["dDP"] ** 2))), "max_abs_dDP": float(gaps["dDP"].abs().max()),
+                     "rms_dDP": float(np.sqrt(np.mean(gaps["dDP"] ** 2))),
+                     "max_abs_dDP": float(gaps["dDP"].abs().max()),
                      "mean_abs_rabbi": float(metrics["rabbi"].abs().mean()),
                      "min_impact_ratio": float(law["impact_ratio"].min()), "min_auc_di": float(law["auc_di"].min())})
     return pd.DataFrame(rows)

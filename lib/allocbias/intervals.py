@@ -63,7 +63,8 @@ def cluster_bootstrap(
         raise ValueError("frame is empty: nothing to resample")
     frame = frame.reset_index(drop=True)
     by_stratum: dict[tuple, list[np.ndarray]] = {}  # per stratum: the row positions of each cluster
-    for key, rows in sorted(frame.groupby([*strata, cluster], sort=True, dropna=False).indices.items(), key=lambda kv: str(kv[0])):
+    indices = frame.groupby([*strata, cluster], sort=True, dropna=False).indices
+    for key, rows in sorted(indices.items(), key=lambda kv: str(kv[0])):
         key = key if isinstance(key, tuple) else (key,)
         by_stratum.setdefault(key[:-1], []).append(np.asarray(rows))
     cells = list(by_stratum.values())

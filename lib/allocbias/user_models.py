@@ -67,7 +67,9 @@ def model_fingerprint(path: str | Path) -> str:
     path = Path(path).expanduser()
     if path.is_file():
         if path.suffix != ".gguf":
-            raise ValueError(f"{path} is a file but not a .gguf model: pass a .gguf file or a Hugging Face model folder")
+            raise ValueError(
+                f"{path} is a file but not a .gguf model: pass a .gguf file or a Hugging Face model folder"
+            )
         return _sha256(path)
     if not path.is_dir():
         raise ValueError(f"{path} does not exist")
