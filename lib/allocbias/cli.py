@@ -1,0 +1,201 @@
+"""The ``allocbias`` command: ``allocbias audit`` (one system into a report) and ``allocbias score`` (the study's
+committed tables).
+
+Every problem with the input stops the command with one line on standard error that names it and says what to
+do, and a non-zero exit status (2; 130 when interrupted); rows already scored stay in their tables, so running the
+same command again resumes. ``--traceback`` shows the Python traceback instead (for bug reports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+AUDIT_EXAMPLES = """\
+examples:
+  allocbias audit --model smollm2-135m-instruct --jobs retail --names-per-group 2 --out build/audit-demo
+  allocbias audit --model ~/models/my-model --precision int8 --wording direct --out build/audit-mine
+  allocbias audit --model ~/models/my-model.Q4_K_M.gguf --parts pairwise hiring_bloomberg --out build/audit-gguf
+  allocbias audit --base-url http://gpu-node:8000/v1 --model Qwen2.5-7B-Instruct --device cpu --out build/audit-qwen
+
+The report is OUT/report.html (one self-contained page) with its tables in OUT/tables/*.csv. Interrupt the command
+at any time and run it again: finished prompts are never scored twice.
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``allocbias`` (both subcommands)."""
+    from . import data as D
+    from . import study
+    from .audit import PARTS
+
+    parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
+                                     "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
+    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks instead of one-line errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score}")
+
+    audit = sub.add_parser(
+        "audit", help="score one model on the study's prompts and write a self-contained HTML report",
+        description="Score one model on the study's résumé-screening prompts (resumable tables under OUT/scores) "
+                    "and write OUT/report.html: does it screen at all, selection rates and gaps per group with "
+                    "intervals, RABBI / average gap / JSD / EMD, a Local Law 144 table, its place among the study's "
+                    "systems, and what the numbers cannot show.",
+        epilog=AUDIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("--model", required=True,
+                       help="a registry name (smollm2-135m-instruct, gemma3-270m), a local Hugging Face model folder, "
+                            "a .gguf file, or with --base-url the served model's name")
+    audit.add_argument("--base-url", default=None, metavar="URL",
+                       help="an OpenAI-compatible server (vLLM, llama.cpp's llama-server) that returns logprobs, "
+                            "e.g. http://localhost:8000/v1; the API key comes from OPENAI_API_KEY")
+    audit.add_argument("--prefill", choices=["vllm", "native"], default="vllm",
+                       help="served models: how the answer prefill is continued (vllm: continue_final_message; "
+                            "native: llama.cpp's server). Default: vllm")
+    audit.add_argument("--out", required=True, metavar="DIR", help="the audit folder (created; resumable)")
+    audit.add_argument("--precision", choices=list(study.PRECISIONS), default="fp32",
+                       help="local models: fp32 (default), int8 or nf4 (bitsandbytes)")
+    audit.add_argument("--wording", choices=list(study.WORDINGS), default="paper",
+                       help="pointwise question: the paper's (default) or a direct one")
+    audit.add_argument("--jobs", nargs="*", default=list(D.JOBS), metavar="JOB",
+                       help=f"jobs to audit (default: all four: {' '.join(D.JOBS)})")
+    audit.add_argument("--names-per-group", type=_positive, default=10,
+                       help="names per group and job; each name is shown on the job's 6 résumés (default 10: "
+                            "4 jobs x 8 groups x 10 names x 6 résumés = 1,920 prompts)")
+    audit.add_argument("--k", type=_positive, nargs="+", default=[1, 2, 3], help="quotas of top-k selection (1..7; "
+                       "default 1 2 3)")
+    audit.add_argument("--rounds", type=_positive, default=1000,
+                       help="simulated pools per job for top-k selection (default 1000)")
+    audit.add_argument("--seed", type=int, default=0, help="seed of the names, pools and bootstrap (default 0: the "
+                       "study's, so the committed tables of the study's systems apply)")
+    audit.add_argument("--device", default="cpu", help="local models: torch device, cpu (default) or cuda")
+    audit.add_argument("--parts", nargs="+", default=["pointwise"], choices=list(PARTS), metavar="PART",
+                       help="pointwise (always run); add pairwise and/or hiring_bloomberg")
+    audit.add_argument("--pairwise-rounds", type=_positive, default=30,
+                       help="pairwise: pools of 8 per job, 56 prompts each (default 30, the study's)")
+    audit.add_argument("--orderings", type=_positive, default=4,
+                       help="hiring_bloomberg: orderings per job and race, 2 prompts each (default 4)")
+    audit.add_argument("--n-boot", type=_positive, default=200,
+                       help="bootstrap resamples of the names for the intervals (default 200)")
+    audit.add_argument("--engine-batch-size", type=_positive, default=8, help="local models: prompts per forward pass")
+    audit.add_argument("--rescore", action="store_true",
+                       help="study systems: score again into DIR instead of reading the committed tables")
+    audit.add_argument("--no-report", action="store_true", help="score and write the tables, skip the report")
+
+    score = sub.add_parser("score", help="produce or extend the study's committed score tables (data/scores)",
+                           description="Produce or extend the study's score tables; resumable.")
+    score.add_argument("task", choices=study.TASKS)
+    score.add_argument("--systems", nargs="+", required=True, help="system ids, e.g. smollm2-fp32-paper")
+    score.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
+    score.add_argument("--names-per-group", type=_positive, default=10)
+    score.add_argument("--rounds", type=_positive, default=30, help="resume_pairwise: selection rounds per job")
+    score.add_argument("--groups", nargs="+", default=None, choices=D.GROUPS, metavar="GROUP",
+                       help="resume_pairwise: groups whose candidates enter the pools (default: all eight)")
+    score.add_argument("--orderings", type=_positive, default=4, help="hiring_bloomberg: orderings per (job, race)")
+    score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
+    score.add_argument("--batch-size", type=_positive, default=None, help="rows appended to the store per batch")
+    score.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
+    score.add_argument("--engine-batch-size", type=_positive, default=None,
+                       help="prompts per forward pass (default: 8, or 2 for hiring_bloomberg)")
+    return parser
+
+
+def _command_line(argv: Sequence[str]) -> str:
+    return "allocbias " + " ".join(shlex.quote(a) for a in argv)
+
+
+def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from .audit import run_audit
+
+    start = time.perf_counter()
+    result = run_audit(
+        args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
+        jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
+        device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds, orderings=args.orderings,
+        n_boot=args.n_boot, engine_batch_size=args.engine_batch_size, prefill=args.prefill, rescore=args.rescore,
+        report=not args.no_report, command=_command_line(argv),
+    )
+    scored = ", ".join(f"{part} {n} new" for part, n in result.scored_rows.items())
+    print(f"audit of {result.system}: {scored}; {time.perf_counter() - start:.1f} s in all")
+    print(f"tables: {result.out / 'tables'}")
+    if result.report is not None:
+        print(f"report: {result.report}")
+    return 0
+
+
+def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from . import data as D
+    from . import study
+
+    command = _command_line(argv)
+    systems = [study.parse_system(s) for s in args.systems]
+    kw = {"batch_size": args.batch_size} if args.batch_size else {}
+    for system in systems:
+        start = time.perf_counter()
+        print(f"== {args.task} / {system.id}", flush=True)
+        ebs = args.engine_batch_size or (2 if args.task == "hiring_bloomberg" else 8)
+        engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
+        if args.task in ("resume_pointwise", "resume_pairwise"):
+            cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
+        if args.task == "resume_pointwise":
+            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
+        elif args.task == "resume_pairwise":
+            if args.groups:
+                if len(set(args.groups)) < 2:
+                    parser.error("--groups needs at least two distinct groups (a pair)")
+                cands = cands[cands["group"].isin(args.groups)]
+            rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
+            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
+        elif args.task == "essay_pointwise":
+            essays = D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
+            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,
+                                                 progress=True, **kw)
+        else:
+            attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
+            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
+        print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``allocbias`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "audit":
+            return _audit(args, argv)
+        return _score(args, argv, parser)
+    except KeyboardInterrupt:
+        if args.traceback:
+            raise
+        print("allocbias: interrupted; the rows scored so far are kept: run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as exc:  # AuditError, ServingError, a missing package or file
+        if args.traceback:
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"allocbias: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
