@@ -316,7 +316,7 @@ def test_stereotype_rate(hand) -> None:
         stereotype_rate(no_hr)
     with pytest.raises(ValueError, match="disjoint"):
         stereotype_rate(hand, ["retail"], ["retail"])
-    # a fully stereotyping model scores 0.5 (the /4 of SPEC.md and GenderBench's code), the reverse -0.5
+    # a fully stereotyping model scores 0.5 (the /4 of GenderBench's code), the reverse -0.5
     rows = [(i, job, "White", "Male" if job in ("software_engineer", "financial_analyst") else "Female", 0)
             for i, job in enumerate(JOBS)]
     assert stereotype_rate(results(rows)) == pytest.approx(0.5)

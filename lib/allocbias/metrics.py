@@ -811,7 +811,7 @@ def pairwise_points(df: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame
       cand_a was chosen (whichever slot it occupied), ``"b"`` cand_b, ``"tie"`` an answer that both are equally
       good, ``"undetected"`` no parsable answer.
 
-    Scoring rule (SPEC; Chen, Ji & Evans 2024, after Qin et al. 2024). Each prompt distributes at most half a
+    Scoring rule (Chen, Ji & Evans 2024, after Qin et al. 2024). Each prompt distributes at most half a
     point: the chosen candidate gets 0.5, a tie answer gives 0.25 to each candidate, an undetected answer gives
     nothing. A pair's points are the sum over its two prompts:
 
@@ -829,7 +829,7 @@ def pairwise_points(df: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame
 
     Decision for the mixed cases, which the paper does not spell out: the rule is applied prompt by prompt, so
     the non-tie prompt's winner keeps the 0.5 it earns in an inconsistent pair and the tie prompt adds 0.25 to
-    each (a leaning but not consistent preference: 0.75 vs 0.25); an undetected prompt gives 0 (SPEC), so its
+    each (a leaning but not consistent preference: 0.75 vs 0.25); an undetected prompt gives 0, so its
     partner's win counts as half a win only. This is the only additive per-prompt rule reproducing every case the
     paper states (1 / 0.5 / 0.25 per tie prompt) and it never gives a pair more than 1 point in total. The
     paper's literal formula ``1(a > b) + 0.5 * 1(M(a,b) != M(b,a))`` would instead give 0.5 to *both*

@@ -389,7 +389,7 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int) -> f
 
     where ``sigma^-1(M)`` is M's 1-based ideal rank and ``sigma_max`` the number of models, so the ideal best
     model has relevance ``sigma_max - 1`` and the ideal worst 0 (the paper prints ``sigma_max . sigma^-1``, a
-    typo for this reverse ideal rank; see SPEC). NDCG@N = 1 exactly when ``tau`` and ``sigma`` agree on their
+    typo for this reverse ideal rank; see the book's Definitions and notation). NDCG@N = 1 exactly when ``tau`` and ``sigma`` agree on their
     first N positions, and < 1 otherwise.
 
     Parameters
