@@ -1105,6 +1105,9 @@ def study_scores(
     keys = list(jobs) if jobs is not None else list(D.JOBS)
     candidates = D.candidate_table(keys, names_per_group=names_per_group, seed=seed)
     base = Path(root) if root is not None else scores_dir()
+    if not base.is_dir():
+        raise ValueError(f"scores_root {base} does not exist (no such folder): check the path; an empty "
+                         "scores_root reads the committed tables in data/scores")
     frames = []
     for entry in systems:
         served = None if isinstance(entry, System) else _served_id(entry)
