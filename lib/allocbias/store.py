@@ -85,12 +85,14 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "MissingRowsError",
     "ScoreStore",
     "TableCheckError",
     "canonical_json",
     "content_hash",
     "find_table",
     "run_resumable",
+    "set_live_scoring",
     "table_address",
 ]
 
@@ -759,6 +761,28 @@ def find_table(
     return store.path
 
 
+class MissingRowsError(ValueError):
+    """A table lacks rows and live scoring is off (:func:`set_live_scoring`): the message names the table, the
+    missing ``prompt_id`` values and the command that scores them."""
+
+
+_LIVE_SCORING = {"allowed": True, "how": None}
+
+
+def set_live_scoring(allowed: bool, *, how: str | None = None) -> None:
+    """Allow or forbid :func:`run_resumable` to score missing rows in this process (allowed by default).
+
+    Forbidden, a table that lacks rows raises :class:`MissingRowsError` naming the table, how many rows and the
+    first missing ``prompt_id`` values, the table's regenerating command and ``how`` (e.g. "set the chapter's
+    parameter live_scoring to true"), before any model is loaded. The chapters that can score (2 and 9) set
+    it from their ``live_scoring`` parameter, so a new or mistyped ``scores_root`` never starts hours of
+    scoring silently. A process-wide setting (not a context manager) because a notebook scores across cells.
+    """
+    if not isinstance(allowed, bool):
+        raise ValueError(f"allowed must be True or False, got {allowed!r}")
+    _LIVE_SCORING.update(allowed=allowed, how=how)
+
+
 def run_resumable(
     store: ScoreStore,
     items: pd.DataFrame,
@@ -800,6 +824,14 @@ def run_resumable(
     todo = items[~items[ID_COLUMN].isin(done)]
     if todo.empty:
         return store.read()
+    if not _LIVE_SCORING["allowed"]:
+        first = todo[ID_COLUMN].head(5).tolist()
+        how = f"; {_LIVE_SCORING['how']}" if _LIVE_SCORING["how"] else ""
+        command = f"; the table's command: {store.command}" if store.command else ""
+        raise MissingRowsError(
+            f"{store.path} (system {store.key['model_key']!r}, {store.key['kind']}) lacks {len(todo)} of the "
+            f"{len(items)} rows asked for (first missing prompt_id: {first}) and live scoring is off{how}{command}"
+        )
     run = store._begin_run()
     bar = None
     if progress:
