@@ -528,10 +528,14 @@ class ScoreStore:
         return data[: _valid_prefix_length(data)]
 
     def read(self) -> pd.DataFrame:
-        """All complete rows, in insertion order, first occurrence of each ``prompt_id`` kept.
+        """All complete rows, in insertion order, after the checks of the module docstring.
 
         A partial trailing record (a write interrupted by a kill) is ignored. Columns get back the kind they
-        had when first appended (bool, int, float or str); ``prompt_id`` is always ``str``.
+        had when first appended (bool, int, float or str); ``prompt_id`` is always ``str``. A table that fails
+        a check (a repeated ``prompt_id``, a column the provenance does not declare, a score out of range or
+        not the combination of its label probabilities, a content digest mismatch, no ``provenance.json``)
+        raises :class:`TableCheckError` naming the table, the system, the first offending ``prompt_id`` and
+        how to restore it.
         """
         try:
             st = os.stat(self.scores_path)
@@ -555,8 +559,10 @@ class ScoreStore:
 
     def _fail(self, problem: str, prompt_id: Any = None) -> TableCheckError:
         where = f"first offending prompt_id {prompt_id!r}: " if prompt_id is not None else ""
+        wording = self.key["params"].get("wording")
+        system = f"system {self.key['model_key']!r}" + (f" wording {wording!r}" if wording else "")
         return TableCheckError(
-            f"{self.scores_path} (system {self.key['model_key']!r}, {self.key['kind']}): {where}{problem}; "
+            f"{self.scores_path} ({system}, {self.key['kind']}): {where}{problem}; "
             f"{self._restore_hint()}"
         )
 
