@@ -114,3 +114,36 @@ def test_a_failing_run_keeps_the_last_good_executed_copy(tmp_path):
     assert out.read_bytes() == good
     assert (tmp_path / "out" / "ch.failed.ipynb").exists()
     assert not list((tmp_path / "out").glob(".*partial*"))
+
+
+def test_a_run_killed_mid_chapter_keeps_the_last_good_executed_copy(tmp_path):
+    """SIGKILL of the runner while a chapter executes: on main papermill had already overwritten the output."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    source, out = tmp_path / "slow.ipynb", tmp_path / "out" / "slow.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell(f"{PARAMETERS_MARKER}\nwait = 0.0")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print('started', flush=True)"),
+                nbformat.v4.new_code_cell("import time\ntime.sleep(wait)")]
+    nbformat.write(nb, source)
+    execute_notebook(source, out, {}, cwd=tmp_path)
+    good = out.read_bytes()
+    code = (f"from allocbias.book import execute_notebook\n"
+            f"execute_notebook({str(source)!r}, {str(out)!r}, {{'wait': 60.0}}, cwd={str(tmp_path)!r})\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(b"started" in p.read_bytes()
+                                                 for p in out.parent.glob(".slow.partial-*.ipynb")):
+            time.sleep(0.2)
+        assert list(out.parent.glob(".slow.partial-*.ipynb")), "the run never wrote its temporary copy"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the runner and its kernel, as a killed `make book` would be
+        proc.wait()
+    assert out.read_bytes() == good
