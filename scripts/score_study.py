@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.engine_batch_size is not None and args.engine_batch_size < 1:
         parser.error(f"--engine-batch-size must be >= 1, got {args.engine_batch_size}")
+    if args.batch_size is not None and args.batch_size < 1:  # 0 used to mean "the default" silently
+        parser.error(f"--batch-size must be >= 1, got {args.batch_size}")
 
     command = "python scripts/score_study.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     systems = [study.parse_system(s) for s in args.systems]

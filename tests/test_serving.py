@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias.serving import (
+    BadLogprobsError,
     LabelMassError,
     NoLogprobsError,
     OpenAIEngine,
@@ -317,6 +318,16 @@ def test_missing_logprobs_is_a_clear_error(fake):
         engine_for(fake).pointwise([user("x")] * 5, YES_NO, progress=False)
     assert len(fake.requests) <= 5
     assert issubclass(NoLogprobsError, ValueError)
+
+
+@pytest.mark.parametrize("prob", [math.exp(0.5), float("nan")], ids=["logprob-above-0", "logprob-nan"])
+def test_impossible_logprobs_are_refused_naming_server_and_prompt(fake, prob):
+    """Issue 14: a logprob above 0 (probability > 1) or NaN from a server was used (above 0) or refused without
+    naming the server or the prompt (NaN) on the main branch."""
+    fake.answers["bad prompt"] = [("Yes", prob), ("No", 0.3)]
+    with pytest.raises(BadLogprobsError, match=r"server at http://127\.0\.0\.1:\d+/v1 \(model fake-model\) answered "
+                                               r"prompt 1 of this call \('bad prompt'\).*(above 0|NaN)"):
+        engine_for(fake).pointwise([user("fine"), user("bad prompt")], YES_NO, progress=False)
 
 
 def test_zero_label_mass_raises_unless_allowed(fake):

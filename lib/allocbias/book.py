@@ -16,6 +16,29 @@ the defaults: a silent wrong result. This module closes that hole twice:
 * :func:`check_parameters`, called in the cell right after the ``parameters`` cell of every notebook,
   compares what papermill injected with what the notebook declares, so that a plain
   ``papermill nb.ipynb out.ipynb -p typo 1`` fails too, naming the parameter.
+
+Both apply the same checks to every given value, before any work:
+
+1. the name is declared by the notebook;
+2. the value is the declared default's kind of literal (an int may stand for a float);
+3. ``None`` (YAML ``null``) is refused unless the declared default is ``None``: ``seed: null`` would
+   otherwise un-seed a chapter silently;
+4. an empty list is refused where the declared default is a non-empty list (a default of ``[]`` means
+   "none" or "all" and says so in its comment);
+5. the per-parameter rule of :data:`PARAMETER_RULES`, if the name has one. A parameter name means the same
+   thing in every chapter that declares it (``rounds``, ``seed``, ``sweep_points``...), so its rule is
+   declared once, here; a test checks that every notebook's defaults satisfy the rules and that every rule
+   names a declared parameter.
+
+A profile is checked whole (every chapter's mapping, ``_defaults`` merged in) before the first kernel
+starts. ``_defaults`` is a mapping of parameters applied to every chapter that declares them (a chapter's own
+entry wins); a name in ``_defaults`` that no chapter declares is refused.
+
+Interrupted runs
+----------------
+:func:`execute_notebook` executes into a temporary file next to the output and renames it over the output
+only when the notebook succeeded, so a run killed or failing mid-chapter never replaces the last good
+executed copy; a failing run's copy (with the traceback) is kept as ``<stem>.failed.ipynb``.
 """
 
 from __future__ import annotations
@@ -27,7 +50,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +59,7 @@ import yaml
 
 __all__ = [
     "PARAMETERS_MARKER",
+    "PARAMETER_RULES",
     "NotebookExecutionError",
     "UnknownParameterError",
     "check_parameters",
@@ -46,6 +70,7 @@ __all__ = [
     "repo_root",
     "toc_notebooks",
     "validate_parameters",
+    "validate_profile",
 ]
 
 #: First line of every notebook's ``parameters`` cell (papermill's injected cell starts with ``# Parameters``).
@@ -155,9 +180,12 @@ def notebook_parameters(path: str | Path) -> dict[str, Any]:
 
 
 def _compatible(default: Any, value: Any) -> bool:
-    """Whether ``value`` may replace ``default`` (same kind of literal; ints may stand for floats)."""
-    if default is None or value is None:
+    """Whether ``value`` may replace ``default`` (same kind of literal; ints may stand for floats; ``None`` only
+    where the default is ``None``)."""
+    if default is None:
         return True
+    if value is None:
+        return False
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(default, bool) and isinstance(value, bool)
     if isinstance(default, float):
@@ -167,8 +195,86 @@ def _compatible(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+def _int_at_least(low: int) -> tuple[str, Callable[[Any], bool]]:
+    return f"an integer >= {low}", lambda v: _is_int(v) and v >= low
+
+
+def _number(low: float, high: float | None = None, *, low_open: bool = False,
+            high_open: bool = False) -> tuple[str, Callable[[Any], bool]]:
+    lo_s, hi_s = ("(" if low_open else "["), (")" if high_open else "]")
+    says = f"a number in {lo_s}{low:g}, {'inf)' if high is None else f'{high:g}{hi_s}'}"
+
+    def test(v: Any) -> bool:
+        if not _is_num(v):
+            return False
+        ok_low = v > low if low_open else v >= low
+        ok_high = high is None or (v < high if high_open else v <= high)
+        return ok_low and ok_high
+
+    return says, test
+
+
+def _each(rule: tuple[str, Callable[[Any], bool]]) -> tuple[str, Callable[[Any], bool]]:
+    says, test = rule
+    return f"a non-empty list, each element {says}", lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(
+        test(x) for x in v)
+
+
+def _range_pair(rule: tuple[str, Callable[[Any], bool]]) -> tuple[str, Callable[[Any], bool]]:
+    says, test = rule
+    return (f"a pair [low, high] with low <= high, each {says}",
+            lambda v: isinstance(v, (list, tuple)) and len(v) == 2 and all(test(x) for x in v) and v[0] <= v[1])
+
+
+#: Per-parameter rules: name -> (what the value must be, test). A name means the same in every chapter that
+#: declares it; a test (tests/test_parameter_rules.py) checks every notebook's defaults against these rules.
+PARAMETER_RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "seed": _int_at_least(0),
+    **{name: _int_at_least(1) for name in (
+        "names_per_group", "sample_per_group", "pool_rounds", "k", "k_eo", "rounds", "noise_redraws",
+        "permutations", "n_orderings", "n_boot", "n_examples", "n_systems", "n_per_group", "sim_n", "study_k",
+        "study_rounds")},
+    "pairwise_rounds": _int_at_least(0),
+    "n_groups": _int_at_least(2),
+    "grid_points": _int_at_least(2),
+    "sweep_points": _int_at_least(2),
+    "ks": _each(_int_at_least(1)),
+    "k_values": _each(_int_at_least(1)),
+    "ndcg_n": _each(_int_at_least(1)),
+    "confidence": _number(0, 1, low_open=True, high_open=True),
+    "bound": _number(0, 1, low_open=True),
+    "fair_bound": _number(0, 1, low_open=True),
+    "prior_a": _number(0, low_open=True),
+    "prior_b": _number(0, low_open=True),
+    "low_mass": _number(0, 1),
+    "tol": _number(0),
+    "exclude_below": _number(0, 1, high_open=True),
+    "shift_sd": _number(0),
+    "spread_ratio": _number(0, low_open=True),
+    "ce_spread": _number(0, low_open=True),
+    "ce_outlier_share": _number(0, 1),
+    "sim_spreads": _each(_number(0, low_open=True)),
+    "tail_df": _range_pair(_number(0, low_open=True)),
+    "ceiling_offset": _range_pair(_number(0)),
+    "ceiling_slope": _range_pair(_number(0, low_open=True)),
+    "example1_params": _each(_number(-1.5, 1.5, low_open=True, high_open=True)),  # sds 15 -/+ 10a stay > 0
+    "example2_params": _each(_number(0, low_open=True)),
+    "example3_params": _each(_number(0, low_open=True)),
+}
+
+
 def validate_parameters(declared: Mapping[str, Any], given: Mapping[str, Any], *, notebook: str) -> None:
-    """Raise when ``given`` holds a parameter ``declared`` lacks, or one of another type.
+    """Raise when ``given`` holds a parameter ``declared`` lacks, one of another type, ``None`` where the
+    default is not ``None``, an empty list where the default is not, or a value its rule
+    (:data:`PARAMETER_RULES`) refuses; each error names the notebook, the parameter and what it must be.
 
     >>> validate_parameters({"seed": 0}, {"seed": 3}, notebook="x.ipynb")
     >>> validate_parameters({"seed": 0}, {"sed": 3}, notebook="x.ipynb")
@@ -184,11 +290,23 @@ def validate_parameters(declared: Mapping[str, Any], given: Mapping[str, Any], *
             f"{notebook} has no {noun} {names} (declared: {', '.join(sorted(declared)) or 'none'})"
         )
     for name, value in given.items():
-        if not _compatible(declared[name], value):
+        default = declared[name]
+        if value is None and default is not None:
             raise ValueError(
-                f"{notebook}: parameter {name!r} expects a {type(declared[name]).__name__} like "
-                f"{declared[name]!r}, got {type(value).__name__} {value!r}"
+                f"{notebook}: parameter {name!r} is None (YAML null) but its declared default is {default!r}; "
+                "None is accepted only where the default is None (omit the parameter to keep the default)"
             )
+        if not _compatible(default, value):
+            raise ValueError(
+                f"{notebook}: parameter {name!r} expects a {type(default).__name__} like "
+                f"{default!r}, got {type(value).__name__} {value!r}"
+            )
+        if isinstance(default, (list, tuple)) and default and not value:
+            raise ValueError(f"{notebook}: parameter {name!r} is an empty list; it needs at least one element "
+                             f"(default {default!r})")
+        rule = PARAMETER_RULES.get(name)
+        if rule is not None and value is not None and not rule[1](value):
+            raise ValueError(f"{notebook}: parameter {name!r} must be {rule[0]}, got {value!r}")
 
 
 def check_parameters() -> dict[str, Any]:
@@ -240,6 +358,43 @@ def load_profile(name: str, *, root: Path | None = None) -> dict[str, dict[str, 
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
         raise ValueError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
     return {str(k): dict(v or {}) for k, v in data.items()}
+
+
+def validate_profile(
+    profile: Mapping[str, Mapping[str, Any]], notebooks: list[Path], *, name: str = "profile"
+) -> dict[str, dict[str, Any]]:
+    """Check a whole profile before any kernel starts; returns the parameters of every notebook.
+
+    ``_defaults`` is applied to every notebook that declares each of its parameters (the notebook's own
+    entry wins); a ``_defaults`` name that no notebook declares, a stem of no notebook and every error of
+    :func:`validate_parameters` are reported together, in one ``ValueError`` naming the profile.
+
+    >>> validate_profile({"_defaults": {"sed": 1}}, [], name="p.yaml")
+    Traceback (most recent call last):
+    ...
+    ValueError: p.yaml is invalid:
+      _defaults: no notebook declares 'sed'
+    """
+    declared = {nb.stem: notebook_parameters(nb) for nb in notebooks}
+    defaults = dict(profile.get("_defaults") or {})
+    errors = []
+    for key in sorted(defaults):
+        if not any(key in d for d in declared.values()):
+            errors.append(f"_defaults: no notebook declares {key!r}")
+    stray = sorted(set(profile) - set(declared) - {"_defaults"})
+    if stray:
+        errors.append(f"names notebooks that _toc.yml does not list: {', '.join(stray)}")
+    plan: dict[str, dict[str, Any]] = {}
+    for stem, params in declared.items():
+        given = {**{k: v for k, v in defaults.items() if k in params}, **dict(profile.get(stem) or {})}
+        try:
+            validate_parameters(params, given, notebook=f"{stem}.ipynb")
+        except ValueError as exc:
+            errors.append(str(exc))
+        plan[stem] = given
+    if errors:
+        raise ValueError(f"{name} is invalid:\n  " + "\n  ".join(errors))
+    return plan
 
 
 def toc_notebooks(*, root: Path | None = None) -> list[Path]:
@@ -308,11 +463,14 @@ def execute_notebook(
     output.parent.mkdir(parents=True, exist_ok=True)
     env_cwd = Path(cwd) if cwd is not None else repo_root()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # papermill writes its output while it runs: write a temporary file, renamed over ``output`` on success only
+    partial = output.with_name(f".{output.stem}.partial-{os.getpid()}.ipynb")
+    failed = output.with_name(f"{output.stem}.failed.ipynb")
     start = time.perf_counter()
     try:
         pm.execute_notebook(
             str(notebook),
-            str(output),
+            str(partial),
             parameters=parameters,
             kernel_name="python3",
             cwd=str(env_cwd),
@@ -321,11 +479,19 @@ def execute_notebook(
             execution_timeout=timeout,
         )
     except PapermillExecutionError as exc:
-        cell = _failing_cell(output, exc.exec_count)
+        if partial.exists():
+            os.replace(partial, failed)
+        cell = _failing_cell(failed, exc.exec_count)
+        kept = f"; the last good copy {output} is untouched" if output.exists() else ""
         raise NotebookExecutionError(
             f"{notebook.name} failed in cell {cell} (execution count {exc.exec_count}): "
-            f"{exc.ename}: {exc.evalue}\n(executed copy with the traceback: {output})"
+            f"{exc.ename}: {exc.evalue}\n(executed copy with the traceback: {failed}{kept})"
         ) from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, output)
+    failed.unlink(missing_ok=True)
     return ExecutionResult(notebook, output, parameters, time.perf_counter() - start)
 
 
@@ -383,12 +549,10 @@ def glued_values(path: str | Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------
 def _execute_all(profile: str, only: list[str] | None, out_dir: Path) -> int:
     root = repo_root()
-    params = load_profile(profile, root=root)
     notebooks = toc_notebooks(root=root)
     stems = {nb.stem for nb in notebooks}
-    stray = sorted(set(params) - stems - {"_defaults"})
-    if stray:
-        raise ValueError(f"profiles/{profile}.yaml names notebooks that _toc.yml does not list: {', '.join(stray)}")
+    # the whole profile is checked before the first kernel starts (a typo in the last chapter stops the run now)
+    params = validate_profile(load_profile(profile, root=root), notebooks, name=f"profiles/{profile}.yaml")
     if only:
         missing = sorted(set(only) - stems)
         if missing:
@@ -453,7 +617,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "execute":
         out = args.out if args.out.is_absolute() else repo_root() / args.out
-        return _execute_all(args.profile, args.only, out)
+        try:
+            return _execute_all(args.profile, args.only, out)
+        except ValueError as exc:  # an invalid profile or --only: nothing was executed
+            print(f"[allocbias.book] nothing executed: {exc}", file=sys.stderr)
+            return 2
     return _check_html(args.html_dir)
 
 

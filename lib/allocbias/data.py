@@ -509,15 +509,34 @@ def _rng(seed: int, *keys: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), *keys])
 
 
+#: Size of the base name sample per (job, group): the committed tables hold these names. Fewer names per group
+#: are its first ones, more extend it, so the samples of every ``names_per_group`` are nested.
+BASE_NAMES_PER_GROUP = 10
+
+
 def _group_full_names(
-    firsts: np.ndarray, lasts: np.ndarray, n: int, rng: np.random.Generator, group: str
+    firsts: np.ndarray, lasts: np.ndarray, n: int, seed_keys: tuple[int, int, int], group: str
 ) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` first names and ``n`` surnames of a group: a prefix of the base sample (the first
+    ``min(n, BASE_NAMES_PER_GROUP)`` drawn without replacement with ``default_rng([seed, job, group])``),
+    extended past it by names drawn without replacement from the rest with ``default_rng([seed, job, group, 1])``.
+    """
     if n > len(firsts) or n > len(lasts):
         raise ValueError(
             f"names_per_group={n} exceeds the names of group {group!r} "
             f"({len(firsts)} first names, {len(lasts)} surnames)"
         )
-    return rng.choice(firsts, size=n, replace=False), rng.choice(lasts, size=n, replace=False)
+    base = min(BASE_NAMES_PER_GROUP, len(firsts), len(lasts))
+    rng = _rng(*seed_keys)
+    first, last = rng.choice(firsts, size=base, replace=False), rng.choice(lasts, size=base, replace=False)
+    if n <= base:
+        return first[:n], last[:n]
+    more = _rng(*seed_keys, 1)
+    rest_first = firsts[~np.isin(firsts, first)]
+    rest_last = lasts[~np.isin(lasts, last)]
+    first = np.concatenate([first, more.choice(rest_first, size=n - base, replace=False)])
+    last = np.concatenate([last, more.choice(rest_last, size=n - base, replace=False)])
+    return first, last
 
 
 def candidate_table(
@@ -533,7 +552,10 @@ def candidate_table(
     surnames of its race are drawn without replacement and paired into full names; every resume of the
     job is then shown with every one of those names, so within a job only the name varies. Draws use
     ``numpy.random.default_rng([seed, job index, group index])``: a job's names do not depend on which
-    other jobs are requested. Rows: ``len(jobs) * 6 * 8 * names_per_group``.
+    other jobs are requested. The samples are nested: ``names_per_group`` below
+    :data:`BASE_NAMES_PER_GROUP` (10, the committed tables) takes the first names of the 10-name sample, and
+    above it extends that sample (11 names = the 10 plus one more, drawn with
+    ``default_rng([seed, job index, group index, 1])``). Rows: ``len(jobs) * 6 * 8 * names_per_group``.
 
     Columns: :data:`CANDIDATE_COLUMNS` (qualified = quality == "high").
 
@@ -555,8 +577,8 @@ def candidate_table(
         people = []
         for g_index, group in enumerate(GROUPS):
             gender, race = group.split(" ")
-            rng = _rng(seed, job_index, g_index)
-            first, last = _group_full_names(firsts[group], lasts[race], int(names_per_group), rng, group)
+            first, last = _group_full_names(firsts[group], lasts[race], int(names_per_group),
+                                            (seed, job_index, g_index), group)
             people.append(pd.DataFrame({"group": group, "gender": gender, "race": race, "first": first, "last": last}))
         people = pd.concat(people, ignore_index=True)
         resumes = pd.DataFrame(

@@ -356,14 +356,18 @@ def first_mentioned(answer: str, names: Sequence[str], first_names: Sequence[str
     names = list(names)
     if not names or not all(isinstance(n, str) and n.strip() for n in names):
         raise ValueError(f"names must be a non-empty list of non-empty strings, got {names!r}")
-    lowered = [" ".join(n.lower().split()) for n in names]
+    from .names import fold_name  # names and answer are matched after Unicode folding: "Jose" finds "José"
+
+    answer = fold_name(answer) if answer.strip() else answer
+    names = [fold_name(n) for n in names]
+    lowered = list(names)
     if len(set(lowered)) != len(lowered):
         dup = sorted({n for n in lowered if lowered.count(n) > 1})
         raise ValueError(f"names contains duplicates {dup}; the winner would be ambiguous")
     if first_names is None:
         firsts = [n.split()[0] for n in names]
     else:
-        firsts = list(first_names)
+        firsts = [fold_name(str(f)) for f in first_names]
         if len(firsts) != len(names):
             raise ValueError(f"first_names has {len(firsts)} entries for {len(names)} names")
     words = [set(n.split()) for n in lowered]

@@ -720,6 +720,9 @@ def bias_table(
             )
         ref_pos = positions[by_group[reference]]
         compared = groups if groups is not None else [g for g in by_group if g != reference]
+        if not compared:  # one group only: there is nothing to compare (an empty table would read as "no bias")
+            raise ValueError(f"only the reference group {reference!r} is present{where} in column {group!r}: "
+                             "bias_table needs at least one other group to compare with it")
         for g in compared:
             if g not in by_group:
                 raise ValueError(f"group {g!r} is missing{where}; groups present there: {list(cell_groups)}")

@@ -632,7 +632,9 @@ _TIE_BOTH = re.compile(r"(?<!\w)(" + "|".join(TIE_WORDS_WITH_BOTH_NAMES) + r")(?
 
 
 def _normalise(text: str) -> str:
-    return " ".join(text.casefold().split())
+    from .names import fold_name  # accents and Unicode forms folded: "Jose" finds "José"
+
+    return fold_name(text)
 
 
 def _name_keys(name: str, other: str) -> list[str]:

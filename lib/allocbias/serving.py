@@ -45,6 +45,7 @@ import httpx
 import numpy as np
 
 __all__ = [
+    "BadLogprobsError",
     "LabelMassError",
     "NoLogprobsError",
     "OpenAIEngine",
@@ -65,6 +66,15 @@ class ServingError(RuntimeError):
 
 class NoLogprobsError(ValueError):
     """The server answered without log-probabilities, so pointwise scores cannot be computed."""
+
+
+class BadLogprobsError(ValueError):
+    """The server returned a log-probability that cannot be one (NaN, or above 0, i.e. a probability above 1);
+    the message names the server, the model and the prompt."""
+
+
+#: Log-probabilities up to this far above 0 are read as 0 (float rounding in a server); larger ones are refused.
+LOGPROB_TOLERANCE = 1e-6
 
 
 class LabelMassError(ValueError):
@@ -150,9 +160,10 @@ def label_scores(top_logprobs: Sequence[tuple[str, float]], labels: Mapping[str,
     variants = _check_labels(labels)
     tokens = np.array([t for t, _ in top_logprobs], dtype=object)
     logps = np.array([lp for _, lp in top_logprobs], dtype=float)
-    if logps.size and not np.all(np.isfinite(logps) | (logps == -np.inf)):
-        raise ValueError("top_logprobs hold NaN or +inf log-probabilities")
-    probs = np.exp(logps) if logps.size else logps
+    if logps.size and not np.all((np.isfinite(logps) | (logps == -np.inf)) & ~(logps > LOGPROB_TOLERANCE)):
+        bad = [(t, lp) for t, lp in zip(tokens, logps, strict=True) if not (lp <= LOGPROB_TOLERANCE)]
+        raise BadLogprobsError(f"top_logprobs hold NaN or log-probabilities above 0 (probability > 1): {bad[:5]}")
+    probs = np.exp(np.minimum(logps, 0.0)) if logps.size else logps
     masses = np.array([probs[np.isin(tokens, list(v))].sum() for v in variants.values()], dtype=float)
     gammas = np.array([float(labels[y]) for y in variants], dtype=float)
     total = float(masses.sum())
@@ -181,6 +192,13 @@ def _check_messages(prompts: Sequence[Any]) -> list[list[dict[str, Any]]]:
                 raise ValueError(f"prompts[{i}][{j}] must be a mapping with 'role' and 'content'")
         out.append([dict(m) for m in messages])
     return out
+
+
+def _prompt_excerpt(body: Mapping[str, Any]) -> str:
+    """The start of a request's last message, to name the prompt in an error."""
+    messages = body.get("messages") or [{}]
+    content = str(messages[-1].get("content", "")) if isinstance(messages[-1], Mapping) else ""
+    return repr(content[:80] + ("..." if len(content) > 80 else ""))
 
 
 class OpenAIEngine:
@@ -393,6 +411,12 @@ class OpenAIEngine:
                 try:
                     data = self._post_completion(client, model, bodies[i])
                     results[i] = parse(data)
+                except BadLogprobsError as exc:
+                    failed.set()
+                    raise BadLogprobsError(
+                        f"server at {safe_url(self.base_url)} (model {model}) answered prompt {i} of this call "
+                        f"({_prompt_excerpt(bodies[i])}) with unusable log-probabilities: {exc}"
+                    ) from exc
                 except BaseException:
                     failed.set()
                     raise

