@@ -307,7 +307,10 @@ def test_study_system_reads_the_committed_tables(tmp_path, capsys):
 @pytest.mark.slow
 def test_real_smollm2_on_one_job_with_one_name_per_group(tmp_path, capsys):
     out = tmp_path / "smollm2"
-    code, stdout, err = run_cli(["audit", "--model", "smollm2-135m-instruct", *SLICE, *FAST, "--out", str(out)], capsys)
+    # seed 1 draws names outside the committed tables' sample (seed 0), so the model really scores here; with seed 0
+    # one name per group is the first name of the committed 10-name sample and nothing would be scored
+    code, stdout, err = run_cli(["audit", "--model", "smollm2-135m-instruct", *SLICE, "--seed", "1", *FAST,
+                                 "--out", str(out)], capsys)
     assert code == 0, err
     assert_report(out)
     scores = pd.read_csv(out / "tables" / "pointwise_scores.csv")
