@@ -10,6 +10,8 @@ Examples
         --groups "Male White" "Female White" "Male Black" "Female Black"
     .venv/bin/python scripts/score_study.py hiring_bloomberg --systems smollm2-fp32-paper --orderings 4
     .venv/bin/python scripts/score_study.py essay_pointwise --systems smollm2-fp32-paper   (the demo essays)
+    .venv/bin/python scripts/score_study.py ellipse_pointwise --systems smollm2-fp32-paper gemma3-fp32-paper \
+        --essay-sample study                       (1,000 real ELLIPSE essays, one system after the other)
     python scripts/score_study.py resume_pairwise --systems smollm2-fp32-paper --rounds 30 \
         --device cuda --engine-batch-size 64          (on a machine with a GPU; provenance records it)
 """
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
                              "as chapter 2's pairwise_groups")
     parser.add_argument("--orderings", type=int, default=4, help="hiring_bloomberg: orderings per (job, race)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--essay-sample", choices=("study", "all"), default="study",
+                        help="ellipse_pointwise: the study's 1,000-essay sample (default) or all 2,571 essays")
     parser.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows appended to the store per batch")
     parser.add_argument("--device", default="cpu", help="torch device the model runs on: cpu (default) or cuda")
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     for system in systems:
         start = time.perf_counter()
         print(f"== {args.task} / {system.id}", flush=True)
-        ebs = args.engine_batch_size or (2 if args.task == "hiring_bloomberg" else 8)
+        ebs = args.engine_batch_size or {"hiring_bloomberg": 2, "ellipse_pointwise": 1}.get(args.task, 8)
         engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
         if args.task == "resume_pointwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
@@ -75,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.task == "essay_pointwise":
             essays = D.load_demo_essays()  # the DEMO essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
             table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine, progress=True)
+        elif args.task == "ellipse_pointwise":
+            essays = D.load_ellipse(args.essay_sample, seed=args.seed)
+            kw = {"batch_size": args.batch_size} if args.batch_size else {}
+            table = study.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
+                                                  progress=True, **kw)
         else:
             attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}

