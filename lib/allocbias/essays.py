@@ -86,6 +86,7 @@ def essay_gaps(
     rounds: int = 2000,
     pool_size: int = 10,
     seed: int = 0,
+    pools: np.ndarray | None = None,
 ) -> pd.DataFrame:
     r"""ΔDP and ΔEO of each group against the reference, for every grader, on the same random pools.
 
@@ -99,7 +100,8 @@ def essay_gaps(
 
     Returns one row per (grader, k, group): ``grouping``, ``grader``, ``k``, ``group``, ``reference``, ``phi``,
     ``phi_reference``, ``dDP``, ``psi``, ``psi_reference``, ``dEO`` and the two ``*_minus_human`` columns
-    (present when ``human`` is among the graders).
+    (present when ``human`` is among the graders). ``pools`` (positions into the rows of ``groups``, shape
+    (rounds, pool_size)) replaces the drawn pools, e.g. to reuse one draw across bootstrap replicates.
 
     >>> t = pd.DataFrame({"essay_id": list("abcdefgh"), "g": list("XXXXYYYY"), "qualified": [True, False] * 4,
     ...                   "human": [4, 2, 4, 2, 4, 2, 4, 2.0], "m": [5, 4, 5, 4, 2, 1, 2, 1.0]})
@@ -114,7 +116,8 @@ def essay_gaps(
     missing = [g for g in graders if g not in sub.columns]
     if missing:
         raise ValueError(f"grader table lacks grader columns {missing}")
-    pools = draw_random_pools(len(sub), rounds, pool_size, seed)
+    if pools is None:
+        pools = draw_random_pools(len(sub), rounds, pool_size, seed)
     frames = []
     for grader in graders:
         gaps = allocation_gaps(sub, grader, pools, list(k), reference, group=grouping, qualified="qualified")
@@ -139,6 +142,7 @@ def essay_gap_intervals(
     n_boot: int = 200,
     seed: int = 0,
     confidence: float = 0.95,
+    boot_rounds: int | None = None,
     **gap_kwargs: object,
 ) -> pd.DataFrame:
     """:func:`essay_gaps` with percentile intervals from a bootstrap over essays, stratified by group.
@@ -148,12 +152,21 @@ def essay_gap_intervals(
     interval covers the sampling of essays and of pools. Long format (:func:`allocbias.intervals.percentile_intervals`):
     one row per (grouping, grader, k, group, metric) for the metrics ``dDP``, ``dEO`` and the
     ``*_minus_human`` differences.
+
+    A replicate has as many essays as ``table`` (each group keeps its size), so one draw of ``boot_rounds`` pools
+    of positions (default: a quarter of ``rounds``, at least 200) serves every replicate; the estimate itself
+    uses ``rounds`` pools.
     """
     sub, groups = _subset(table, grouping, gap_kwargs.pop("groups", None))  # type: ignore[arg-type]
-    kw: Mapping[str, object] = {**gap_kwargs, "groups": groups}
+    kw: dict[str, object] = {**gap_kwargs, "groups": groups}
     estimate = essay_gaps(sub, graders, grouping, **kw)  # type: ignore[arg-type]
     values = [c for c in ("dDP", "dEO", "dDP_minus_human", "dEO_minus_human") if c in estimate.columns]
-    reps = cluster_bootstrap(sub, lambda f: essay_gaps(f, graders, grouping, **kw), n_boot, seed,  # type: ignore[arg-type]
+    rounds = int(kw.get("rounds", 2000))  # type: ignore[call-overload]
+    n_pool = int(kw.get("pool_size", 10))  # type: ignore[call-overload]
+    b_rounds = int(boot_rounds) if boot_rounds is not None else max(200, rounds // 4)
+    pools = draw_random_pools(len(sub), b_rounds, n_pool, np.random.default_rng([seed, 1]))
+    kw_boot = {**kw, "pools": pools}
+    reps = cluster_bootstrap(sub, lambda f: essay_gaps(f, graders, grouping, **kw_boot), n_boot, seed,  # type: ignore[arg-type]
                              strata=(grouping,), cluster="essay_id")
     return percentile_intervals(estimate, reps, ["grouping", "grader", "k", "group"], values, confidence)
 
