@@ -31,7 +31,8 @@ ROOT = study.scores_dir()
 # test was written, while scoring the same batch again is exact. The bound for them is a check of model and
 # prompt, not of bit-for-bit reproduction.
 POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 0.05, "nf4": 0.05}
-SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "essay_pointwise": 2}
+SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "essay_pointwise": 2,
+          "ellipse_pointwise": 2}
 TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
 
 
@@ -113,6 +114,14 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         assert answers == sample["answer"].fillna("").tolist()
     elif kind == "essay_pointwise":
         items = study.essay_pointwise_items(D.load_demo_essays()).set_index("prompt_id")
+        sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
+        again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
+                                                       progress=False))
+        diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
+        assert diff.max() <= 5 * POINTWISE_TOLERANCE["fp32"], (sample["prompt_id"].tolist(), diff)
+    elif kind == "ellipse_pointwise":
+        items = study.ellipse_pointwise_items(D.load_ellipse("all")).set_index("prompt_id")
+        assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that no ELLIPSE essay makes"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
                                                        progress=False))

@@ -474,6 +474,54 @@ def score_ellipse_pointwise(
     return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
 
 
+_systems_grid = systems  # the module function, before a parameter of the same name shadows it
+
+
+def ellipse_scores(
+    systems: System | str | Iterable[System | str] | None = None,
+    essays: pd.DataFrame | None = None,
+    *,
+    root: str | Path | None = None,
+    complete_only: bool = False,
+) -> pd.DataFrame:
+    """The stored ``ellipse_pointwise`` grades of ``systems`` on ``essays``, loading no model and scoring nothing.
+
+    ``essays`` defaults to :func:`allocbias.data.load_ellipse` (the study's 1,000-essay sample); ``systems`` to
+    every local system (:func:`systems` over all models and precisions, paper wording) whose table under
+    ``root`` (default ``data/scores``) holds at least one of these essays, or, with ``complete_only``, all of
+    them. Returns one row per (system, scored essay): the essay columns, ``system``, ``score``,
+    ``label_mass``, ``p_1`` .. ``p_5``, ``n_tokens``; essays a table has not reached yet are left out (so
+    a table still being scored gives the first essays of the scoring order). A named system without a table
+    raises ``ValueError`` naming it and the command that scores it.
+    """
+    essays = D.load_ellipse() if essays is None else essays
+    items = ellipse_pointwise_items(essays).drop(columns=["messages"])
+    base = Path(root) if root is not None else scores_dir()
+    named = systems is not None
+    if systems is None:
+        systems = _systems_grid(tuple(MODELS), tuple(PRECISIONS), ("paper",))
+    elif isinstance(systems, (str, System)):
+        systems = [systems]
+    frames = []
+    for system in systems:
+        system = system if isinstance(system, System) else parse_system(str(system))
+        store = store_for(system, "ellipse_pointwise", base)
+        if not store.scores_path.exists():
+            if named:
+                raise ValueError(
+                    f"system {system.id} has no ellipse_pointwise table in {base}; score it with "
+                    f"python scripts/score_study.py ellipse_pointwise --systems {system.id} --essay-sample study")
+            continue
+        table = store.read()
+        got = items.merge(table, on="prompt_id", how="inner", validate="one_to_one")
+        if got.empty or (complete_only and len(got) < len(items)):
+            continue
+        frames.append(got.assign(system=system.id))
+    if not frames:
+        return items.iloc[0:0].assign(system=pd.Series(dtype="string"), score=pd.Series(dtype=float))
+    return pd.concat(frames, ignore_index=True)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # HiringBloomberg (listwise)
 # ----------------------------------------------------------------------------------------------------------------
@@ -1369,6 +1417,7 @@ class LazyEngine:
 __all__ += [
     "STUDY_SYSTEMS",
     "ellipse_pointwise_items",
+    "ellipse_scores",
     "essay_pointwise_items",
     "score_ellipse_pointwise",
     "score_essays_pointwise",
