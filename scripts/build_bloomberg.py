@@ -107,13 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     main_runs = table[~table["oversampled"]]
     print(f"  behind the published table (not oversampled): {len(main_runs)} answers, "
           f"{int((main_runs['status'] == 'ranked').sum())} fully ranked")
-    files = {OUT / "rankings.csv": to_bytes(rankings), OUT / "answers.csv": to_bytes(table)}
+    git_dir = Path(args.source) / ".git" if (Path(args.source) / ".git").exists() else Path(args.source)
+    published = _git(git_dir, "show", f"{sha}:data/output/performance_ranking.csv")  # Bloomberg's table, unchanged
+    files = {OUT / "rankings.csv": to_bytes(rankings), OUT / "answers.csv": to_bytes(table),
+             OUT / "published_top1.csv": published}
     if args.check:
         differ = [p.name for p, b in files.items() if not p.exists() or p.read_bytes() != b]
         if differ:
             print(f"differ from the source: {differ}", file=sys.stderr)
             return 1
-        print("rankings.csv and answers.csv are byte-identical to what the source gives")
+        print("rankings.csv, answers.csv and published_top1.csv are byte-identical to what the source gives")
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
     for p, b in files.items():

@@ -34,8 +34,11 @@ __all__ = [
     "RANKING_COLUMNS",
     "RankingParseError",
     "parse_ranking",
+    "position_first_shares",
     "read_answers",
     "read_rankings",
+    "seat_shares",
+    "selection_rates",
 ]
 
 #: Bloomberg's group codes (``<race>_<gender>``, gender M or W) -> the study's group labels.
@@ -165,3 +168,83 @@ def read_answers(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: answer_id {table.loc[table['answer_id'].duplicated(), 'answer_id'].iloc[0]!r} "
                          f"is repeated")
     return table
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Selection from rankings: top-k seat shares, rates, impact ratios and their bootstrap intervals
+# ----------------------------------------------------------------------------------------------------------------
+def seat_shares(rankings: pd.DataFrame, k: int) -> pd.Series:
+    """Each candidate's share of the ``k`` seats of its answer when the model's top ``k`` are selected.
+
+    A named candidate ranked ``r`` gets 1 if ``r <= k`` and 0 otherwise; the ``u`` candidates an answer leaves
+    unnamed share the seats its ``n`` named candidates leave: ``min(1, max(0, k - n) / u)`` each (ties share, as
+    in :mod:`allocbias.selection`), so every answer gives out exactly ``k`` seats.
+
+    >>> t = pd.DataFrame({"answer_id": ["a"] * 3, "rank": [1.0, 2.5, 2.5], "named": [True, False, False]})
+    >>> seat_shares(t, 2).tolist()
+    [1.0, 0.5, 0.5]
+    """
+    if not 1 <= int(k) <= 8:
+        raise ValueError(f"k must be between 1 and 8, got {k}")
+    n_named = rankings.groupby("answer_id")["named"].transform("sum")
+    n_left = rankings.groupby("answer_id")["named"].transform("size") - n_named
+    shared = ((k - n_named).clip(lower=0) / n_left.where(n_left > 0, 1)).clip(upper=1.0)
+    return pd.Series(np.where(rankings["named"], (rankings["rank"] <= k).astype(float), shared),
+                     index=rankings.index, name="seat")
+
+
+def _cells(rankings: pd.DataFrame, k: int, by: Sequence[str]) -> dict[tuple, tuple[np.ndarray, list[str]]]:
+    """Per cell of ``by``: the answers × groups matrix of seat shares (groups in a fixed order) and the groups."""
+    table = rankings.assign(seat=seat_shares(rankings, k))
+    out = {}
+    for key, cell in table.groupby(list(by), sort=True):
+        wide = cell.pivot(index="answer_id", columns="group", values="seat").sort_index(axis=1)
+        out[key if isinstance(key, tuple) else (key,)] = (wide.to_numpy(), list(wide.columns))
+    return out
+
+
+def selection_rates(rankings: pd.DataFrame, k: int = 1, *, by: Sequence[str] = ("model", "job"),
+                    n_boot: int = 0, seed: int = 0, reference: str | None = None) -> pd.DataFrame:
+    """Selection rates of each group at top ``k`` per cell of ``by``, with impact ratios and selection-rate gaps.
+
+    ``rate_g = mean over answers of g's seat share`` (:func:`seat_shares`); ``impact_ratio_g = rate_g / max_h
+    rate_h`` (the four-fifths rule flags ``< 0.8``); with ``reference`` also ``gap_g = rate_g - rate_reference``
+    (ΔDP against that group). ``n_boot > 0`` adds percentile intervals (2.5 %, 97.5 %) from resampling the answers
+    of each cell with replacement, all statistics of a replicate computed from the same resample (vectorised:
+    one multinomial weight matrix per cell, no per-replicate loop).
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for key, (seats, groups) in _cells(rankings, k, by).items():
+        n = len(seats)
+        rate = seats.mean(axis=0)
+        stats = {"rate": rate[None, :]}
+        if n_boot:
+            weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot) / n
+            stats["rate"] = np.vstack([stats["rate"], weights @ seats])
+        best = stats["rate"].max(axis=1, keepdims=True)
+        stats["impact_ratio"] = np.divide(stats["rate"], best, out=np.ones_like(stats["rate"]), where=best > 0)
+        if reference is not None:
+            if reference not in groups:
+                raise ValueError(f"reference group {reference!r} is not among the groups {groups}")
+            stats["gap"] = stats["rate"] - stats["rate"][:, [groups.index(reference)]]
+        for j, group in enumerate(groups):
+            row = dict(zip(by, key)) | {"k": int(k), "group": group, "n_answers": n}
+            for name, values in stats.items():
+                row[name] = float(values[0, j])
+                if n_boot:
+                    row[f"{name}_low"], row[f"{name}_high"] = np.quantile(values[1:, j], [0.025, 0.975]).tolist()
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def position_first_shares(rankings: pd.DataFrame, *, by: Sequence[str] = ("model",), n_boot: int = 0,
+                          seed: int = 0) -> pd.DataFrame:
+    """How often the candidate shown in each slot (0-7) is ranked first, per cell of ``by``: the top-1 seat
+    share averaged over answers by ``shown_position`` (1/8 = 0.125 if the order shown does not matter), with
+    bootstrap intervals over answers as in :func:`selection_rates`."""
+    table = rankings.assign(group=rankings["shown_position"].map(lambda p: f"slot {int(p)}"))
+    out = selection_rates(table, 1, by=by, n_boot=n_boot, seed=seed)
+    out = out.rename(columns={"group": "slot", "rate": "first_share", "rate_low": "first_share_low",
+                              "rate_high": "first_share_high"})
+    return out[[c for c in out.columns if not c.startswith("impact_ratio")]]
