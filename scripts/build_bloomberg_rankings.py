@@ -5,12 +5,13 @@ repository ``BloombergGraphics/2024-openai-gpt-hiring-racial-discrimination``.
 The source is a clone or a bare git directory of that repository (files are read at ``HEAD`` or ``--commit``)
 or a plain folder holding its ``data/intermediary/resume_ranking/`` tree; give it as ``--source`` or in
 ``$BLOOMBERG_HIRING_SOURCE``. Every ``*.json`` answer below ``resume_ranking/`` is parsed with
-``allocbias.rankings.build_tables``; the script prints the commit and the counts the data card quotes.
+``allocbias.rankings.build_tables``, and the published top-1 table ``data/output/performance_ranking.csv`` is
+copied unchanged; the script prints the commit and the counts the data card quotes.
 
 Usage::
 
     python scripts/build_bloomberg_rankings.py --source path/to/2024-openai-gpt-hiring-racial-discrimination
-    python scripts/build_bloomberg_rankings.py --source ... --check   # exit 1 unless both tables are identical
+    python scripts/build_bloomberg_rankings.py --source ... --check   # exit 1 unless all three tables are identical
 """
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ from allocbias.rankings import build_tables  # noqa: E402
 
 PREFIX = "data/intermediary/resume_ranking/"
 OUT = ROOT / "data" / "bloomberg"
+
+
+PUBLISHED = "data/output/performance_ranking.csv"
+
+
+def read_published(source: Path, sha: str) -> bytes:
+    """Bloomberg's published top-1 table, unchanged."""
+    git_dir = source / ".git" if (source / ".git").exists() else source
+    if sha:
+        return subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{sha}:{PUBLISHED}"], check=True,
+                              capture_output=True).stdout
+    return (source / PUBLISHED).read_bytes()
 
 
 def read_records(source: Path, commit: str) -> tuple[list[tuple[str, dict]], str]:
@@ -77,19 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: answers {len(part)}, parsed {int((part['parse_error'] == '').sum())}, "
               f"fully ranked {int(part['fully_ranked'].sum())}, unparsed {int((part['parse_error'] != '').sum())}")
     print(f"all: answers {len(answers)}, rankings rows {len(rankings)}")
-    tables = {"rankings.csv": rankings.to_csv(index=False, lineterminator="\n"),
-              "answers.csv": answers.to_csv(index=False, lineterminator="\n")}
+    tables = {"rankings.csv": rankings.to_csv(index=False, lineterminator="\n").encode(),
+              "answers.csv": answers.to_csv(index=False, lineterminator="\n").encode(),
+              "performance_ranking.csv": read_published(Path(args.source), sha)}
     if args.check:
         same = True
         for name, text in tables.items():
             target = args.out / name
-            ok = target.is_file() and target.read_bytes() == text.encode()
+            ok = target.is_file() and target.read_bytes() == text
             print(f"{target}: {'identical' if ok else 'DIFFERS'}")
             same &= ok
         return 0 if same else 1
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in tables.items():
-        (args.out / name).write_bytes(text.encode())
+        (args.out / name).write_bytes(text)
         print(f"wrote {args.out / name}")
     return 0
 

@@ -310,15 +310,14 @@ def bootstrap_weights(n: int, n_boot: int, seed: Any) -> np.ndarray:
 
     >>> w = bootstrap_weights(5, 3, seed=0)
     >>> w.shape, w.sum(axis=1).tolist()
-    ((3, 5), [5, 5, 5])
+    ((3, 5), [5.0, 5.0, 5.0])
     """
     if n < 1 or n_boot < 1:
         raise ValueError(f"n and n_boot must be >= 1, got n={n}, n_boot={n_boot}")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_boot, n))
-    w = np.zeros((n_boot, n), dtype=np.float64)
-    np.add.at(w, (np.repeat(np.arange(n_boot), n), idx.ravel()), 1.0)
-    return w
+    flat = (idx + n * np.arange(n_boot)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
 
 
 def selection_table(
