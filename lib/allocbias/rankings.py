@@ -562,3 +562,19 @@ def build_tables(records: Sequence[tuple[str, dict]]) -> tuple[pd.DataFrame, pd.
     rankings = rankings.sort_values(["answer_id", "shown_position"], kind="stable").reset_index(drop=True)
     answers = answers.sort_values("answer_id", kind="stable").reset_index(drop=True)
     return rankings, answers
+
+
+__all__ += ["read_published"]
+_PUBLISHED_COLUMNS = ("demo", "top", "top_og", "selection_rate", "disparate_impact_ratio", "job", "model", "rank")
+
+
+def read_published(path: str | Path | None = None) -> pd.DataFrame:
+    """Bloomberg's published top-1 table (``data/bloomberg/performance_ranking.csv``), with the study's group
+    labels: ``model, job, group, top, top_og, selection_rate, impact_ratio``. Refuses other columns and unknown
+    demographic codes (``ValueError`` naming them)."""
+    path = Path(path) if path is not None else _default_dir() / "performance_ranking.csv"
+    frame = pd.read_csv(path)
+    _check_table(frame, _PUBLISHED_COLUMNS, str(path))
+    groups = [group_label(c) for c in frame["demo"]]
+    return (frame.assign(group=groups).rename(columns={"disparate_impact_ratio": "impact_ratio"})
+            [["model", "job", "group", "top", "top_og", "selection_rate", "impact_ratio"]])
