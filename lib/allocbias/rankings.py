@@ -251,7 +251,7 @@ def _wide(rankings: pd.DataFrame, value: str, groups: Sequence[str]) -> tuple[pd
     missing = sorted(need - set(rankings.columns))
     if missing:
         raise ValueError(f"rankings: missing columns {missing}")
-    unknown = sorted(set(rankings["group"]) - set(groups))
+    unknown = sorted(set(rankings["group"].unique()) - set(groups))
     if unknown:
         raise ValueError(f"rankings: unknown group labels {unknown}; expected {list(groups)}")
     wide = rankings.pivot(index="answer_id", columns="group", values=value)
@@ -357,7 +357,8 @@ def selection_table(
     [['Male White', 0.5, 1.0, 0.0], ['Female Black', 0.5, 1.0, 0.0]]
     """
     by = list(by)
-    groups = [g for g in GROUPS if g in set(rankings["group"])]
+    present = set(rankings["group"].unique())
+    groups = [g for g in GROUPS if g in present]
     if reference is not None and reference not in groups:
         raise ValueError(f"reference group {reference!r} is not in the rankings (groups: {groups})")
     ks = list(np.atleast_1d(k))
