@@ -4,8 +4,6 @@ names are checked here against values computed independently from the committed 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from allocbias import rankings
