@@ -1,0 +1,62 @@
+"""Assertions on notebooks/10_bloomberg_rankings.ipynb executed through papermill (smoke profile: fewer
+bootstrap replicates; every point estimate is the same as under the default profile, so the numbers the issue
+names are checked here against values computed independently from the committed tables)."""
+
+from __future__ import annotations
+
+import pytest
+
+from allocbias import rankings
+
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+
+pytestmark = pytest.mark.notebooks
+
+STEM = "10_bloomberg_rankings"
+SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
+REQUIRED = ("bloomberg_max_abs_diff", "bloomberg_min_impact_ratio_gpt35", "bloomberg_min_impact_ratio_gpt4",
+            "bloomberg_n_answers", "bloomberg_fully_ranked_share")
+
+executed, glued, params = chapter_fixtures(STEM)
+
+
+def test_runs_without_errors_or_stderr(executed):
+    assert assert_clean_outputs(executed[0]) >= 4
+
+
+def test_every_glue_reference_in_the_prose_is_glued(glued):
+    assert_prose_glued(SOURCE, glued, more_than=40)
+
+
+def test_the_issue_s_values_are_glued_and_match_an_independent_count(glued):
+    for name in REQUIRED:
+        assert name in glued, name
+    answers = rankings.read_answers()
+    main = answers[~answers["oversampled"]]
+    parsed = main[main["parse_error"] == ""]
+    assert glued["bloomberg_n_answers"] == len(parsed)
+    assert glued["bloomberg_fully_ranked_share"] == pytest.approx(main["fully_ranked"].sum() / len(parsed))
+    # top-1 rates by a plain count of rank-1 rows, against the published table
+    ranks = rankings.read_rankings()
+    top = ranks[~ranks["oversampled"] & (ranks["rank"] == 1.0)]
+    n = ranks[~ranks["oversampled"]].groupby(["model", "job"])["answer_id"].nunique()
+    rate = top.groupby(["model", "job", "group"]).size().div(n).rename("ours").reset_index()
+    pub = rankings.read_published().merge(rate, on=["model", "job", "group"], how="left").fillna({"ours": 0.0})
+    assert glued["bloomberg_max_abs_diff"] == pytest.approx((pub["ours"] - pub["selection_rate"]).abs().max())
+    assert glued["bloomberg_max_abs_diff"] < 0.02  # parsing differences only
+    for model, key in (("gpt-3.5-turbo", "gpt35"), ("gpt-4", "gpt4")):
+        r = rate[rate["model"] == model]
+        ratio = r["ours"] / r.groupby("job")["ours"].transform("max")
+        assert glued[f"bloomberg_min_impact_ratio_{key}"] == pytest.approx(ratio.min())
+
+
+def test_intervals_contain_estimates_and_correlations_are_bounded(glued):
+    for key in ("gpt35", "gpt4"):
+        assert glued[f"pos0_{key}_low"] <= glued[f"pos0_{key}"] <= glued[f"pos0_{key}_high"]
+        for metric in ("masculine_rate", "stereotype_rate"):
+            assert glued[f"gb_{metric}_{key}_low"] <= glued[f"gb_{metric}_{key}"] <= glued[f"gb_{metric}_{key}_high"]
+        assert glued[f"gb_undetected_rate_items_{key}"] < 0.01  # large models answer the probe
+    for metric in ("rabbi", "avg_gap", "jsd", "emd"):
+        assert all(-1 <= glued[f"r_{metric}_k{k}"] <= 1 for k in (1, 2, 3, 4))
+    assert glued["n_validity_points"] == 2 * 4 * 7
+    assert glued["position_only_max_dev"] < 0.02  # the balanced design neutralises the position effect
