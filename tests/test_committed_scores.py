@@ -31,6 +31,7 @@ ROOT = study.scores_dir()
 # test was written, while scoring the same batch again is exact. The bound for them is a check of model and
 # prompt, not of bit-for-bit reproduction.
 POINTWISE_TOLERANCE = {"fp32": 1e-4, "int8": 0.05, "nf4": 0.05}
+ESSAY_RANGE = max(ESSAY_LABELS.values()) - min(ESSAY_LABELS.values())  # 4: grades 1..5
 SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "essay_pointwise": 2,
           "ellipse_pointwise": 2}
 TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
@@ -126,7 +127,9 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
                                                        progress=False))
         diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
-        assert diff.max() <= 5 * POINTWISE_TOLERANCE["fp32"], (sample["prompt_id"].tolist(), diff)
+        # grades run from 1 to 5: the tolerance of a 0-1 score times the range (int8/nf4 activations depend on
+        # which tokens share a forward pass, so a grade scored alone and in a batch differ by up to ~2% of it)
+        assert diff.max() <= ESSAY_RANGE * POINTWISE_TOLERANCE[system.precision], (sample["prompt_id"].tolist(), diff)
     elif kind == "resume_pairwise":
         made = []
         for command in _commands(prov):
