@@ -113,6 +113,7 @@ __all__ = [
     "selection_table",
     "served_pointwise_store",
     "served_store",
+    "served_system_id",
     "set_live_scoring",
     "store_for",
     "study_points",
