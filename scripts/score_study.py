@@ -28,12 +28,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from allocbias import data as D  # noqa: E402
-from allocbias import study  # noqa: E402
+from allocbias import items, runs  # noqa: E402
+from allocbias.systems import parse_system  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("task", choices=study.TASKS)
+    parser.add_argument("task", choices=items.TASKS)
     parser.add_argument("--systems", nargs="+", required=True, help="system ids, e.g. smollm2-fp32-paper")
     parser.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
     parser.add_argument("--names-per-group", type=int, default=10, help="resume tasks: names per group and job")
@@ -57,37 +58,37 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--batch-size must be >= 1, got {args.batch_size}")
 
     command = "python scripts/score_study.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    systems = [study.parse_system(s) for s in args.systems]
+    systems = [parse_system(s) for s in args.systems]
     for system in systems:
         start = time.perf_counter()
         print(f"== {args.task} / {system.id}", flush=True)
         ebs = args.engine_batch_size or {"hiring_bloomberg": 2, "ellipse_pointwise": 1}.get(args.task, 8)
-        engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
+        engine = runs.LazyEngine(system, batch_size=ebs, device=args.device)
         if args.task == "resume_pointwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
+            table = runs.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "resume_pairwise":
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
             if args.groups:
                 if len(set(args.groups)) < 2:
                     parser.error("--groups needs at least two distinct groups (a pair)")
                 cands = cands[cands["group"].isin(args.groups)]
-            rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
+            rounds = items.pairwise_rounds(cands, args.rounds, args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
+            table = runs.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "essay_pointwise":
             essays = D.load_demo_essays()  # the DEMO essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
-            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine, progress=True)
+            table = runs.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine, progress=True)
         elif args.task == "ellipse_pointwise":
             essays = D.load_ellipse(args.essay_sample, seed=args.seed)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
+            table = runs.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
                                                   progress=True, **kw)
         else:
-            attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
+            attempts = items.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
             kw = {"batch_size": args.batch_size} if args.batch_size else {}
-            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
+            table = runs.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
 

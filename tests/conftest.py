@@ -115,14 +115,14 @@ def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
 def stored_pairwise_answers(params):
     """The pairwise answers of a chapter run's pools (its ``params``), read back from the score store without the
     notebook; the tables must hold every prompt of those pools, so reading them loads no model."""
-    from allocbias import data, study
+    from allocbias import catalog, data, items, runs, systems
 
     cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
     groups = params["pairwise_groups"]
-    pools = study.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
+    pools = items.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
                                   params["seed"])
-    root = study.resolve_scores_root(params["scores_root"])
-    ids = set(study.resume_pairwise_items(pools)["prompt_id"])
+    root = catalog.resolve_scores_root(params["scores_root"])
+    ids = set(items.resume_pairwise_items(pools)["prompt_id"])
     for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
-        assert ids <= study.store_for(study.parse_system(system), "resume_pairwise", root).done_ids(), system
-    return study.pairwise_table(params["pairwise_systems"], pools, root=root)
+        assert ids <= catalog.store_for(systems.parse_system(system), "resume_pairwise", root).done_ids(), system
+    return runs.pairwise_table(params["pairwise_systems"], pools, root=root)

@@ -25,7 +25,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from allocbias import cli, study  # noqa: E402
+from allocbias import catalog, cli, systems  # noqa: E402
 from allocbias.audit import MANIFEST  # noqa: E402
 from allocbias.book import repo_root  # noqa: E402
 
@@ -234,7 +234,7 @@ def test_served_model_end_to_end_with_pairwise(tmp_path, stub, capsys):
     assert set(scores["system"]) == {"stub-model-served-paper"}
     shares = pd.read_csv(out / "tables" / "report_pairwise_answers.csv")
     assert shares["first_shown"].iloc[0] == 100.0  # the stub names the candidate shown first
-    provenance = study.provenance_table(out / "scores")
+    provenance = catalog.provenance_table(out / "scores")
     assert set(provenance["model_key"]) == {"openai:stub-model"} and sorted(provenance["rows"]) == [8, 48, 56]
     # run again: everything is stored, nothing is asked of the server except the pre-flight prompt
     before = stub.requests
@@ -288,7 +288,7 @@ def test_user_model_folder_end_to_end_and_resume(tmp_path, tiny_model, capsys, m
 
 
 def test_study_system_reads_the_committed_tables(tmp_path, capsys):
-    committed = study.scores_dir()
+    committed = catalog.scores_dir()
     stamps = {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()}
     out = tmp_path / "study"
     code, stdout, err = run_cli(["audit", "--model", "smollm2-135m-instruct", "--jobs", "retail", *FAST,
@@ -298,7 +298,7 @@ def test_study_system_reads_the_committed_tables(tmp_path, capsys):
     assert not (out / "scores").exists()  # nothing scored, nothing copied
     assert {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()} == stamps
     mine = pd.read_csv(out / "tables" / "pointwise_scores.csv")
-    theirs = study.study_scores(["smollm2-fp32-paper"], jobs=["retail"])
+    theirs = catalog.study_scores(["smollm2-fp32-paper"], jobs=["retail"])
     assert mine["score"].to_numpy().tolist() == pytest.approx(theirs["score"].to_numpy().tolist(), abs=1e-12)
     html = assert_report(out)
     assert "smollm2-fp32-paper (this audit)" in html
@@ -317,17 +317,17 @@ def test_real_smollm2_on_one_job_with_one_name_per_group(tmp_path, capsys):
     assert len(scores) == 48 and scores["score"].between(0, 1).all() and (scores["label_mass"] > 0).all()
     # the rows the committed table holds for these candidates were copied, the others scored; all in one table
     [table] = list((out / "scores").glob("resume_pointwise-smollm2-135m-instruct_fp32-*"))
-    assert table.name == study.store_for(study.parse_system("smollm2-fp32-paper"), "resume_pointwise").path.name
+    assert table.name == catalog.store_for(systems.parse_system("smollm2-fp32-paper"), "resume_pointwise").path.name
 
 
 # ------------------------------------------------------------------------------------------- allocbias score
 def test_score_reads_a_complete_table_without_loading_a_model(tmp_path, capsys, monkeypatch):
     import shutil
 
-    system = study.parse_system("smollm2-fp32-paper")
-    source = study.store_for(system, "resume_pointwise").path
+    system = systems.parse_system("smollm2-fp32-paper")
+    source = catalog.store_for(system, "resume_pointwise").path
     shutil.copytree(source, tmp_path / source.name)
-    monkeypatch.setattr(study.System, "load", lambda *a, **k: pytest.fail("no row is missing: nothing to load"))
+    monkeypatch.setattr(systems.System, "load", lambda *a, **k: pytest.fail("no row is missing: nothing to load"))
     code, stdout, err = run_cli(["score", "resume_pointwise", "--systems", "smollm2-fp32-paper", "--jobs", "retail",
                                  "--root", str(tmp_path)], capsys)
     assert code == 0, err

@@ -17,13 +17,21 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias import study
+from allocbias import catalog, systems
+from allocbias.items import (
+    ellipse_pointwise_items,
+    essay_pointwise_items,
+    hiring_bloomberg_items,
+    pairwise_rounds,
+    resume_pairwise_items,
+    resume_pointwise_items,
+)
 from allocbias.prompts import ESSAY_LABELS, RESUME_LABELS
 from allocbias.scoring import LocalEngine
 
 pytestmark = pytest.mark.slow
 
-ROOT = study.scores_dir()
+ROOT = catalog.scores_dir()
 # fp32: the prefix-cached engine equals a plain forward pass to ~2e-6, so a row scored again in another batch
 # matches its stored value closely. int8/nf4 (bitsandbytes on CPU): the score of a prompt depends on the batch it
 # was computed in (LLM.int8's outlier split is taken over the whole batch; the 4-bit path's numerics depend on the
@@ -37,10 +45,10 @@ SAMPLE = {"resume_pointwise": 3, "resume_pairwise": 2, "hiring_bloomberg": 1, "e
 TABLES = sorted(p.parent for p in ROOT.glob("*/provenance.json"))
 
 
-def _system(prov: dict) -> study.System:
+def _system(prov: dict) -> systems.System:
     model, precision = prov["model_key"].split("@")
     wording = prov["params"].get("wording", "paper")
-    return study.System(model, precision, wording)
+    return systems.System(model, precision, wording)
 
 
 def _command_args(command: str) -> dict:
@@ -67,7 +75,7 @@ def _commands(prov: dict) -> list[str]:
 def engines():
     cache: dict[str, LocalEngine] = {}
 
-    def get(system: study.System) -> LocalEngine:
+    def get(system: systems.System) -> LocalEngine:
         if system.model_key not in cache:
             cache[system.model_key] = LocalEngine(system.load(), batch_size=4)
         return cache[system.model_key]
@@ -85,13 +93,13 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
     prov = json.loads((table / "provenance.json").read_text())
     system = _system(prov)
     kind = prov["kind"]
-    store = study.store_for(system, kind)
+    store = catalog.store_for(system, kind)
     assert store.path == table, "the table's folder is not the address its provenance describes"
     stored = store.read()
     assert len(stored) == prov["rows"] > 0
     rng = np.random.default_rng(int(prov["address"][:8], 16))
     if kind == "resume_pointwise":
-        items = study.resume_pointwise_items(D.candidate_table(list(D.JOBS), names_per_group=10, seed=0),
+        items = resume_pointwise_items(D.candidate_table(list(D.JOBS), names_per_group=10, seed=0),
                                              system.wording)
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         items = items.set_index("prompt_id").loc[sample["prompt_id"]]
@@ -102,7 +110,7 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         assert (again["n_tokens"].to_numpy() == sample["n_tokens"].to_numpy()).all()
     elif kind == "hiring_bloomberg":
         orderings = {int(c.split("--orderings")[1].split()[0]) for c in _commands(prov)}
-        made = [study.hiring_bloomberg_items(o, 0) for o in sorted(orderings)]
+        made = [hiring_bloomberg_items(o, 0) for o in sorted(orderings)]
         for frame in made:
             frame.attrs = {}  # each holds its slot table; concat would compare them
         attempts = pd.concat(made)
@@ -111,17 +119,17 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         messages = list(attempts.loc[sample["prompt_id"], "messages"])
         engine = engines(system)
-        answers = engine.generate(messages, max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
+        answers = engine.generate(messages, max_new_tokens=catalog.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
         assert answers == sample["answer"].fillna("").tolist()
     elif kind == "essay_pointwise":
-        items = study.essay_pointwise_items(D.load_demo_essays()).set_index("prompt_id")
+        items = essay_pointwise_items(D.load_demo_essays()).set_index("prompt_id")
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
                                                        progress=False))
         diff = np.abs(again["score"].to_numpy() - sample["score"].to_numpy())
         assert diff.max() <= 5 * POINTWISE_TOLERANCE["fp32"], (sample["prompt_id"].tolist(), diff)
     elif kind == "ellipse_pointwise":
-        items = study.ellipse_pointwise_items(D.load_ellipse("all")).set_index("prompt_id")
+        items = ellipse_pointwise_items(D.load_ellipse("all")).set_index("prompt_id")
         assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that no ELLIPSE essay makes"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         again = pd.DataFrame(engines(system).pointwise(list(items.loc[sample["prompt_id"], "messages"]), ESSAY_LABELS,
@@ -137,12 +145,12 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
             cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)
             if args["groups"]:
                 cands = cands[cands["group"].isin(args["groups"])]
-            made.append(study.resume_pairwise_items(study.pairwise_rounds(cands, args["rounds"], 0)))
+            made.append(resume_pairwise_items(pairwise_rounds(cands, args["rounds"], 0)))
         items = pd.concat(made).drop_duplicates("prompt_id").set_index("prompt_id")
         assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that the recorded commands do not make"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]
         answers = engines(system).generate(list(items.loc[sample["prompt_id"], "messages"]),
-                                           max_new_tokens=study.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
+                                           max_new_tokens=catalog.TASK_PARAMS[kind]["max_new_tokens"], progress=False)
         assert answers == sample["answer"].fillna("").tolist()
     else:
         raise AssertionError(f"{table.name}: no re-scoring check for table kind {kind!r}; add one")

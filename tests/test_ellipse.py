@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import agreement, data, essays, study
+from allocbias import agreement, catalog, data, essays, systems
+from allocbias.items import ellipse_pointwise_items
 from allocbias.store import ScoreStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,7 @@ def test_loader_rejects_bad_input(tmp_path):
 
 # -- prompts and stored grades -------------------------------------------------------------------------------------
 def test_items_name_the_prompt_title_and_keep_the_order(sample):
-    items = study.ellipse_pointwise_items(sample.head(5))
+    items = ellipse_pointwise_items(sample.head(5))
     assert items["essay_id"].tolist() == sample["essay_id"].head(5).tolist()
     first = items.iloc[0]
     assert f'writing prompt "{first["topic"]}"' in first["messages"][0]["content"]
@@ -115,18 +116,18 @@ def test_items_name_the_prompt_title_and_keep_the_order(sample):
 
 def test_ellipse_scores_reads_partial_tables_only(tmp_path, sample):
     head = sample.head(6)
-    items = study.ellipse_pointwise_items(head)
-    system = study.parse_system("smollm2-fp32-paper")
-    store = study.store_for(system, "ellipse_pointwise", tmp_path)
+    items = ellipse_pointwise_items(head)
+    system = systems.parse_system("smollm2-fp32-paper")
+    store = catalog.store_for(system, "ellipse_pointwise", tmp_path)
     assert isinstance(store, ScoreStore)
     store.append(pd.DataFrame({"prompt_id": items["prompt_id"].head(4), "score": [1.5, 2.0, 3.5, 4.0],
                                "label_mass": 0.5, "n_tokens": 600}))
-    got = study.ellipse_scores(essays=head, root=tmp_path)
+    got = catalog.ellipse_scores(essays=head, root=tmp_path)
     assert got["system"].unique().tolist() == ["smollm2-fp32-paper"]
     assert got["essay_id"].tolist() == head["essay_id"].head(4).tolist()
-    assert study.ellipse_scores(essays=head, root=tmp_path, complete_only=True).empty
+    assert catalog.ellipse_scores(essays=head, root=tmp_path, complete_only=True).empty
     with pytest.raises(ValueError, match="gemma3-fp32-paper has no ellipse_pointwise table"):
-        study.ellipse_scores(["gemma3-fp32-paper"], essays=head, root=tmp_path)
+        catalog.ellipse_scores(["gemma3-fp32-paper"], essays=head, root=tmp_path)
 
 
 # -- agreement -----------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocbias import audit, intervals, study, user_models
+from allocbias import audit, catalog, intervals, systems, user_models
 from allocbias.intervals import cluster_bootstrap, percentile_intervals
 from allocbias.user_models import ServedSystem, UserSystem, model_fingerprint, resolve_system
 
@@ -100,15 +100,15 @@ def test_user_and_served_systems_are_systems_with_their_own_keys(tmp_path):
     gguf = tmp_path / "My Model.Q4_K_M.gguf"
     gguf.write_bytes(b"GGUF")
     system = resolve_system(str(gguf), "int8", "direct")
-    assert isinstance(system, UserSystem) and isinstance(system, study.System)
+    assert isinstance(system, UserSystem) and isinstance(system, systems.System)
     assert system.id == "my_model.q4_k_m-int8-direct"
     assert system.model_key == f"local:my_model.q4_k_m-{hashlib.sha256(b'GGUF').hexdigest()[:16]}@int8"
-    store = study.store_for(system, "resume_pointwise", tmp_path / "scores")
+    store = catalog.store_for(system, "resume_pointwise", tmp_path / "scores")
     assert store.key["model_key"] == system.model_key and store.key["params"]["wording"] == "direct"
     served = resolve_system("my-server-model", wording="paper", served=True)
     assert isinstance(served, ServedSystem) and served.id == "my-server-model-served-paper"
     assert served.model_key == "openai:my-server-model"
-    assert type(resolve_system("gemma3-270m")) is study.System
+    assert type(resolve_system("gemma3-270m")) is systems.System
 
 
 @pytest.mark.parametrize("make, match", [

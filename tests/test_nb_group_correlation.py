@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from allocbias import data, study
+from allocbias import data, systems
 from allocbias.plotting import GROUP_ORDER
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
@@ -47,7 +47,7 @@ def test_each_group_correlation_uses_systems_times_jobs_points(glued, params):
     for name in ("k", "rounds", "permutations"):
         assert glued[name] == params[name]
     assert glued["n_systems"] == len(params["systems"]) and glued["n_jobs"] == len(params["jobs"])
-    assert glued["n_models"] == len({study.parse_system(s).model for s in params["systems"]})
+    assert glued["n_models"] == len({systems.parse_system(s).model for s in params["systems"]})
     assert glued["n_per_group"] == per_group
     assert glued["n_corr_min"] == glued["n_corr_max"] == per_group
     assert glued["n_others"] == glued["n_groups_correlated"] == len(OTHERS) == 7

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import data, study, validity
+from allocbias import data, validity
+from allocbias.systems import parse_system
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
@@ -52,7 +53,7 @@ def test_shapes_follow_the_parameters(glued, params):
     assert glued["n_systems"] == n_systems and glued["n_jobs"] == n_jobs
     assert glued["n_groups"] == len(data.GROUPS) and glued["n_others"] == len(data.GROUPS) - 1
     assert glued["n_points"] == n_systems * n_jobs * glued["n_others"]
-    assert glued["n_models"] == len({study.parse_system(s).model for s in params["systems"]})
+    assert glued["n_models"] == len({parse_system(s).model for s in params["systems"]})
     assert glued["n_max"] == max(params["ndcg_n"]) and glued["n_min"] == min(params["ndcg_n"])
     assert glued["n_cells"] == n_systems * n_jobs
     assert 0 <= glued["n_cells_near_noise"] <= glued["n_cells"]

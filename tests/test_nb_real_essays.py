@@ -9,7 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from allocbias import agreement, data, essays, study
+from allocbias import agreement, catalog, data, essays
+from allocbias.systems import parse_system
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
@@ -26,9 +27,9 @@ executed, glued, params = chapter_fixtures(STEM)
 def table(params):
     sample = data.load_ellipse("study")
     root = params["scores_root"] or None
-    scores = study.ellipse_scores(params["systems"] or None, sample, root=root, complete_only=not params["systems"])
+    scores = catalog.ellipse_scores(params["systems"] or None, sample, root=root, complete_only=not params["systems"])
     if scores.empty and not params["systems"]:
-        scores = study.ellipse_scores(None, sample, root=root)
+        scores = catalog.ellipse_scores(None, sample, root=root)
     t = essays.grader_table(scores)
     return t.head(params["max_essays"]) if params["max_essays"] else t
 
@@ -37,7 +38,7 @@ def _systems(table: pd.DataFrame) -> list[str]:
     out = []
     for col in table.columns:
         try:
-            out.append(study.parse_system(col).id)
+            out.append(parse_system(col).id)
         except ValueError:
             continue
     return out

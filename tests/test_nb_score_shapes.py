@@ -22,7 +22,7 @@ from math import comb
 import pandas as pd
 import pytest
 
-from allocbias import data, metrics, study
+from allocbias import catalog, data, items, metrics, runs, systems
 from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters
 
 from .conftest import (ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs,
@@ -65,7 +65,7 @@ def test_every_glue_reference_in_the_prose_is_glued(glued):
 
 
 def test_the_default_systems_are_the_study_systems():
-    assert notebook_parameters(SOURCE)["systems"] == list(study.STUDY_SYSTEMS)
+    assert notebook_parameters(SOURCE)["systems"] == list(systems.STUDY_SYSTEMS)
 
 
 def test_one_shape_point_per_system_group_and_job(glued, params):
@@ -191,9 +191,9 @@ def test_pairwise_statistics_follow_the_stored_answers(glued, params):
         assert f"{system}: {expected.loc[system, 'regular']:.1f} % regular" in glued["pairwise_status"]
         assert f"{system} {expected.loc[system, 'regular']:.1f} %" in glued["pairwise_short"]
     # the rows the pools do not ask (the superseded pilot's, in the committed tables) are counted, not read
-    root = study.resolve_scores_root(params["scores_root"])
-    names = [study.store_for(study.parse_system(s), "resume_pairwise", root).path.name for s in params["pairwise_systems"]]
-    tables = study.provenance_table(root).query("table in @names")
+    root = catalog.resolve_scores_root(params["scores_root"])
+    names = [catalog.store_for(systems.parse_system(s), "resume_pairwise", root).path.name for s in params["pairwise_systems"]]
+    tables = catalog.provenance_table(root).query("table in @names")
     distinct = answers.groupby("system")["prompt_id"].nunique()  # a pair drawn into two pools is asked once
     assert glued["n_pairwise_unread"] == tables["rows"].sum() - distinct.sum() >= 0
     assert f"{distinct.iloc[0]} distinct prompts per system" in glued["pairwise_status"]
@@ -255,9 +255,9 @@ class StandIn:
 def stand_in_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("scores-stand-in")
     cands = data.candidate_table(SMALL["jobs"], names_per_group=SMALL["names_per_group"], seed=SMALL["seed"])
-    study.pointwise_table(SMALL["systems"], cands, root=root, engine_for=lambda s: StandIn("first"))
-    pools = study.pairwise_rounds(cands, ROUNDS, SMALL["seed"])
-    study.pairwise_table(list(ENGINES), pools, root=root, engine_for=lambda s: StandIn(ENGINES[s.id]))
+    runs.pointwise_table(SMALL["systems"], cands, root=root, engine_for=lambda s: StandIn("first"))
+    pools = items.pairwise_rounds(cands, ROUNDS, SMALL["seed"])
+    runs.pairwise_table(list(ENGINES), pools, root=root, engine_for=lambda s: StandIn(ENGINES[s.id]))
     return root
 
 

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from allocbias import data, metrics, study
+from allocbias import catalog, data, items, metrics
+from allocbias.systems import PRECISIONS, parse_system, systems
 from allocbias.book import execute_notebook, glued_values, notebook_parameters
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, stored_pairwise_answers
@@ -50,7 +51,7 @@ def test_shapes_follow_the_parameters(glued, params):
     assert glued["n_jobs"] == len(params["jobs"])
     if params["rescore"]:  # the smoke profile: every row of the slice was scored live, by the real model
         assert glued["n_scored_live"] == glued["n_rows"]
-        keys = {study.parse_system(s).model_key for s in params["systems"] + params["pairwise_systems"]}
+        keys = {parse_system(s).model_key for s in params["systems"] + params["pairwise_systems"]}
         assert glued["models_loaded"] == len(keys)  # one engine per model and precision, shared by both tasks
     assert glued["prov_rows"] >= n_candidates
 
@@ -117,7 +118,7 @@ def test_quality_separation_is_a_rank_statistic(glued):
 
 
 def test_systems_and_provenance(glued, params):
-    assert glued["n_possible_systems"] == len(study.systems(precisions=study.PRECISIONS))
+    assert glued["n_possible_systems"] == len(systems(precisions=PRECISIONS))
     assert glued["audited_systems"] == ", ".join(params["systems"])
     assert glued["scores_root"] == (params["scores_root"] or "data/scores")
     assert re.fullmatch(r"[0-9a-f]{12}", glued["prov_prompt_hash"])
@@ -133,21 +134,21 @@ def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path
     defaults = notebook_parameters(SOURCE)
     assert defaults["pairwise_systems"] == ["smollm2-fp32-paper", "gemma3-fp32-paper"]
     assert defaults["pairwise_rounds"] == 30 and defaults["pairwise_groups"] == []
-    systems = [study.parse_system(s) for s in defaults["systems"]]
+    chosen = [parse_system(s) for s in defaults["systems"]]
     cands = data.candidate_table(defaults["jobs"], names_per_group=10, seed=0)
-    for system in systems:
-        ids = set(study.resume_pointwise_items(cands, system.wording)["prompt_id"])
-        if not ids <= study.store_for(system, "resume_pointwise").done_ids():
+    for system in chosen:
+        ids = set(items.resume_pointwise_items(cands, system.wording)["prompt_id"])
+        if not ids <= catalog.store_for(system, "resume_pointwise").done_ids():
             pytest.skip(f"the committed table of {system.id} does not hold every row yet: the run would score live")
-    pair_items = study.resume_pairwise_items(study.pairwise_rounds(cands, defaults["pairwise_rounds"], 0))
+    pair_items = items.resume_pairwise_items(items.pairwise_rounds(cands, defaults["pairwise_rounds"], 0))
     assert len(pair_items) == 6720  # 30 pools per job x 4 jobs x 28 pairs x 2 orders (a pair in two pools: one prompt)
     pair_ids = set(pair_items["prompt_id"])
     for system in defaults["pairwise_systems"]:
-        if not pair_ids <= study.store_for(study.parse_system(system), "resume_pairwise").done_ids():
+        if not pair_ids <= catalog.store_for(parse_system(system), "resume_pairwise").done_ids():
             pytest.skip(f"the committed pairwise table of {system} does not hold every row yet: the run would score live")
     result = execute_notebook(SOURCE, tmp_path / "default.ipynb", {}, cwd=ROOT)
     glued = glued_values(result.output)
-    assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(systems) * len(cands)
+    assert glued["n_scored_live"] == 0 and glued["n_rows"] == len(chosen) * len(cands)
     assert glued["models_loaded"] == 0
     assert assert_clean_outputs(result.output) >= 3
     assert glued["n_pairwise_prompts"] == 6720 * len(defaults["pairwise_systems"])

@@ -178,3 +178,14 @@ def test_metric_sweep_rejects_bad_input(sweep):
         plot_metric_sweep(sweep, param_label="σ", title="t", metrics={})
     with pytest.raises(ValueError, match="sweep has no rows"):
         plot_metric_sweep(sweep.iloc[:0], param_label="σ", title="t")
+
+
+def test_system_colours_cover_the_study_systems_in_order():
+    """plotting keeps its own list of the study's systems (it imports no module of the study): it must agree with
+    allocbias.systems.STUDY_SYSTEMS, and every study system keeps its own colour."""
+    from allocbias.systems import STUDY_SYSTEMS
+
+    assert tuple(plotting.SYSTEM_COLOURS) == STUDY_SYSTEMS
+    palette = plotting.system_palette(STUDY_SYSTEMS)
+    assert len(set(palette.values())) == len(STUDY_SYSTEMS)
+    assert plotting.system_palette(["gemma3-fp32-direct"])["gemma3-fp32-direct"] == palette["gemma3-fp32-direct"]

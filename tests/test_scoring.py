@@ -167,10 +167,10 @@ def _assert_rows_close(got, want, tol):
 @pytest.mark.parametrize(
     ("label", "expected"),
     [
-        ("Yes", ["Yes", " Yes", "yes", " yes"]),
-        ("no", ["no", " no", "No", " No"]),
-        ("5", ["5", " 5"]),
-        ("YES", ["YES", " YES", "yes", " yes", "Yes", " Yes"]),
+        ("Yes", ("Yes", " Yes", "yes", " yes")),
+        ("no", ("no", " no", "No", " No")),
+        ("5", ("5", " 5")),
+        ("YES", ("YES", " YES", "yes", " yes", "Yes", " Yes")),
     ],
 )
 def test_label_variants(label, expected):

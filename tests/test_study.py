@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias import study
+from allocbias import catalog, runs, systems
+from allocbias.items import hiring_bloomberg_items, pairwise_rounds, resume_pairwise_items, resume_pointwise_items
 from allocbias.prompts import prompt_hash
 
 
@@ -19,17 +20,17 @@ def candidates():
 
 
 def test_system_ids_round_trip_and_errors():
-    ids = [s.id for s in study.systems(precisions=study.PRECISIONS)]
+    ids = [s.id for s in systems.systems(precisions=systems.PRECISIONS)]
     assert len(ids) == len(set(ids)) == 2 * 3 * 2
-    assert all(study.parse_system(i).id == i for i in ids)
+    assert all(systems.parse_system(i).id == i for i in ids)
     with pytest.raises(ValueError, match="system id 'llama-fp32-paper' is not"):
-        study.parse_system("llama-fp32-paper")
+        systems.parse_system("llama-fp32-paper")
     with pytest.raises(ValueError, match="unknown precision 'fp8'"):
-        study.System("smollm2-135m-instruct", "fp8")
+        systems.System("smollm2-135m-instruct", "fp8")
 
 
 def test_pointwise_items_one_prompt_per_candidate_grouped_by_job(candidates):
-    items = study.resume_pointwise_items(candidates)
+    items = resume_pointwise_items(candidates)
     assert len(items) == len(candidates) == 6 * 8 * 2
     assert items["prompt_id"].is_unique
     # the system message (instructions + job ad) is shared by every candidate of the job
@@ -39,45 +40,45 @@ def test_pointwise_items_one_prompt_per_candidate_grouped_by_job(candidates):
 
 
 def test_store_address_depends_on_model_precision_wording_not_on_candidates(tmp_path):
-    a = study.store_for(study.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
-    b = study.store_for(study.System("smollm2-135m-instruct", "fp32", "direct"), "resume_pointwise", tmp_path)
-    c = study.store_for(study.System("smollm2-135m-instruct", "int8", "paper"), "resume_pointwise", tmp_path)
-    d = study.store_for(study.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
+    a = catalog.store_for(systems.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
+    b = catalog.store_for(systems.System("smollm2-135m-instruct", "fp32", "direct"), "resume_pointwise", tmp_path)
+    c = catalog.store_for(systems.System("smollm2-135m-instruct", "int8", "paper"), "resume_pointwise", tmp_path)
+    d = catalog.store_for(systems.System("smollm2-135m-instruct", "fp32", "paper"), "resume_pointwise", tmp_path)
     assert len({a.address, b.address, c.address}) == 3
     assert a.address == d.address
 
 
 def test_pointwise_scores_resume_and_grow(tmp_path, candidates):
-    system = study.System("smollm2-135m-instruct")
+    system = systems.System("smollm2-135m-instruct")
     engine = CountingEngine()
     small = candidates[candidates["resume_id"].isin(candidates["resume_id"].unique()[:2])]
-    first = study.score_resume_pointwise(system, small, root=tmp_path, engine=engine, batch_size=10, progress=False)
+    first = runs.score_resume_pointwise(system, small, root=tmp_path, engine=engine, batch_size=10, progress=False)
     assert engine.pointwise_calls == len(small) == len(first)
     assert list(first["full_name"]) == list(small["full_name"])  # candidates' order kept
-    again = study.score_resume_pointwise(system, small, root=tmp_path, engine=engine, progress=False)
+    again = runs.score_resume_pointwise(system, small, root=tmp_path, engine=engine, progress=False)
     assert engine.pointwise_calls == len(small), "stored rows must not be scored again"
     pd.testing.assert_frame_equal(first, again)
-    full = study.score_resume_pointwise(system, candidates, root=tmp_path, engine=engine, progress=False)
+    full = runs.score_resume_pointwise(system, candidates, root=tmp_path, engine=engine, progress=False)
     assert engine.pointwise_calls == len(candidates), "a larger study scores only the new rows"
     assert full["score"].between(0, 1).all() and len(full) == len(candidates)
 
 
 def test_pairwise_rounds_and_items(candidates):
-    rounds = study.pairwise_rounds(candidates, rounds=3, seed=1)
+    rounds = pairwise_rounds(candidates, rounds=3, seed=1)
     assert len(rounds) == 3 * 8
     assert (rounds.groupby("round")["group"].nunique() == 8).all()
-    items = study.resume_pairwise_items(rounds)
+    items = resume_pairwise_items(rounds)
     assert len(items) == 3 * 28 * 2
     assert set(items["order"]) == {"ab", "ba"}
     assert (items["cand_a"] < items["cand_b"]).all()
-    again = study.pairwise_rounds(candidates, rounds=3, seed=1)
+    again = pairwise_rounds(candidates, rounds=3, seed=1)
     pd.testing.assert_frame_equal(rounds, again)
 
 
 def test_pairwise_scoring_parses_answers(tmp_path, candidates):
-    rounds = study.pairwise_rounds(candidates, rounds=2, seed=0)
+    rounds = pairwise_rounds(candidates, rounds=2, seed=0)
     engine = CountingEngine()
-    out = study.score_resume_pairwise(study.System("smollm2-135m-instruct"), rounds, root=tmp_path,
+    out = runs.score_resume_pairwise(systems.System("smollm2-135m-instruct"), rounds, root=tmp_path,
                                       engine=engine, progress=False)
     assert len(out) == 2 * 28 * 2
     # a model that always names the first candidate shown answers a in order "ab" and b in order "ba"
@@ -87,7 +88,7 @@ def test_pairwise_scoring_parses_answers(tmp_path, candidates):
 
 
 def test_hiring_bloomberg_items_shapes():
-    attempts = study.hiring_bloomberg_items(n_orderings=1, seed=0, jobs=["retail"])
+    attempts = hiring_bloomberg_items(n_orderings=1, seed=0, jobs=["retail"])
     assert len(attempts) == 4 * 2  # 4 races x 2 attempts
     assert attempts["prompt_id"].is_unique
     for names, messages in zip(attempts["names"], attempts["messages"]):
@@ -96,7 +97,7 @@ def test_hiring_bloomberg_items_shapes():
 
 def test_hiring_bloomberg_prompt_ids_are_the_prompt_content():
     """An attempt's id is its prompt's hash: the same prompt finds its stored answer whatever else was drawn."""
-    two = study.hiring_bloomberg_items(n_orderings=2, seed=0, jobs=["retail", "hr_specialist"])
+    two = hiring_bloomberg_items(n_orderings=2, seed=0, jobs=["retail", "hr_specialist"])
     assert all(prompt_hash(m)[:20] == i for i, m in zip(two["prompt_id"], two["messages"]))
     assert two["prompt_id"].is_unique
 
@@ -112,6 +113,6 @@ def test_engine_provenance_is_recorded_on_first_scoring_call(tmp_path):
             return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 3} for _ in prompts]
 
     cands = D.candidate_table(["retail"], names_per_group=1)
-    system = study.parse_system("smollm2-fp32-paper")
-    study.score_resume_pointwise(system, cands, root=tmp_path, engine=Engine(), progress=False)
-    assert study.store_for(system, "resume_pointwise", tmp_path).provenance["model"] == Loaded.metadata
+    system = systems.parse_system("smollm2-fp32-paper")
+    runs.score_resume_pointwise(system, cands, root=tmp_path, engine=Engine(), progress=False)
+    assert catalog.store_for(system, "resume_pointwise", tmp_path).provenance["model"] == Loaded.metadata

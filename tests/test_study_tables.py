@@ -1,4 +1,4 @@
-"""Tables for the chapters (allocbias.study, appended section): several systems at once, served models,
+"""Tables for the chapters (allocbias.runs, allocbias.catalog, allocbias.tables): several systems at once, served models,
 provenance, quality separation and the decision tables. Stand-in engines keep every test model-free."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias import study
+from allocbias import catalog, items, runs, tables
+from allocbias.systems import SYSTEM_COLUMNS, parse_system
 from allocbias.metrics import pairwise_points
 from allocbias.prompts import prompt_hash
 from allocbias.selection import simulate
@@ -59,8 +60,8 @@ def test_pointwise_table_stacks_systems_and_scores_only_missing_rows(tmp_path, c
     def engine_for(system):
         return engines.setdefault(system.id, StandIn())
 
-    table = study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    assert list(table.columns[:4]) == list(study.SYSTEM_COLUMNS)
+    table = runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
+    assert list(table.columns[:4]) == list(SYSTEM_COLUMNS)
     assert len(table) == 2 * len(candidates) == 2 * 48
     assert table.groupby("system").size().to_dict() == {DIRECT: 48, PAPER: 48}
     assert list(pd.unique(table["system"])) == [PAPER, DIRECT]  # order of the systems argument
@@ -69,40 +70,40 @@ def test_pointwise_table_stacks_systems_and_scores_only_missing_rows(tmp_path, c
     # the two wordings are different prompts, hence different scores for the same candidate
     wide = table.pivot(index="prompt_id", columns="system", values="score")
     assert (wide[PAPER] != wide[DIRECT]).any()
-    again = study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
+    again = runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
     assert sum(e.pointwise_calls for e in engines.values()) == 2 * 48, "stored rows must not be scored again"
     pd.testing.assert_frame_equal(table, again)
 
 
 def test_pointwise_table_rejects_bad_system_lists(tmp_path, candidates):
     with pytest.raises(ValueError, match="systems is empty"):
-        study.pointwise_table([], candidates, root=tmp_path)
+        runs.pointwise_table([], candidates, root=tmp_path)
     with pytest.raises(ValueError, match="more than once"):
-        study.pointwise_table([PAPER, PAPER], candidates, root=tmp_path)
+        runs.pointwise_table([PAPER, PAPER], candidates, root=tmp_path)
     with pytest.raises(ValueError, match="is not <model>-<precision>-<wording>"):
-        study.pointwise_table(["llama-fp32-paper"], candidates, root=tmp_path)
+        runs.pointwise_table(["llama-fp32-paper"], candidates, root=tmp_path)
     with pytest.raises(ValueError, match="either served"):
-        study.pointwise_table([PAPER], candidates, root=tmp_path, served=StandIn("m"), engine_for=lambda s: StandIn())
+        runs.pointwise_table([PAPER], candidates, root=tmp_path, served=StandIn("m"), engine_for=lambda s: StandIn())
     with pytest.raises(ValueError, match="lacks the columns"):
-        study.pointwise_table([PAPER], candidates.drop(columns=["group"]), root=tmp_path)
+        runs.pointwise_table([PAPER], candidates.drop(columns=["group"]), root=tmp_path)
 
 
 def test_served_rows_go_to_their_own_table(tmp_path, candidates):
     served = StandIn("tiny-served")
-    table = study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, served=served)
+    table = runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, served=served)
     assert set(table["system"]) == {"tiny-served-served-paper", "tiny-served-served-direct"}
     assert set(table["precision"]) == {"server"} and set(table["model"]) == {"tiny-served"}
-    local = study.store_for(study.parse_system(PAPER), "resume_pointwise", tmp_path)
-    remote = study.served_store(served, "resume_pointwise", "paper", tmp_path)
+    local = catalog.store_for(parse_system(PAPER), "resume_pointwise", tmp_path)
+    remote = catalog.served_store(served, "resume_pointwise", "paper", tmp_path)
     assert remote.address != local.address and not local.path.exists()
     assert remote.key["model_key"] == "openai:tiny-served"
     assert remote.key["params"]["backend"] == "openai" and remote.key["params"]["top_logprobs"] == 20
     # same prompts: the served table's prompt hash is the local table's
     assert remote.key["prompt_hash"] == local.key["prompt_hash"]
     with pytest.raises(ValueError, match="no model name"):
-        study.served_store(StandIn(None), "resume_pointwise", "paper", tmp_path)
+        catalog.served_store(StandIn(None), "resume_pointwise", "paper", tmp_path)
     with pytest.raises(ValueError, match="served scoring covers"):
-        study.served_store(served, "hiring_bloomberg", "paper", tmp_path)
+        catalog.served_store(served, "hiring_bloomberg", "paper", tmp_path)
 
 
 def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
@@ -110,15 +111,15 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
     few = candidates[candidates["resume_id"] == candidates["resume_id"].iloc[0]]
     with FakeOpenAI() as fake:
         engine = OpenAIEngine(fake.url, "fake-model", api_key="sk-test", backoff_s=0.0, prefill="vllm")
-        table = study.pointwise_table([PAPER], few, root=tmp_path, served=engine)
+        table = runs.pointwise_table([PAPER], few, root=tmp_path, served=engine)
         assert len(fake.requests) == len(few) == 8
         assert all(r["continue_final_message"] for r in fake.requests)  # the "Answer:" prefill is continued
-        rounds = study.pairwise_rounds(few, 1, 0)
-        answers = study.pairwise_table([PAPER], rounds, root=tmp_path, served=engine)
+        rounds = items.pairwise_rounds(few, 1, 0)
+        answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, served=engine)
     assert np.allclose(table["score"], 0.7) and np.allclose(table["label_mass"], 1.0)
     assert set(table["system"]) == {"fake-model-served-paper"}
     assert len(answers) == 2 * 28 and set(answers["winner"]) == {"undetected"}  # the fake echoes the prompt
-    prov = study.provenance_table(tmp_path).set_index("kind")
+    prov = catalog.provenance_table(tmp_path).set_index("kind")
     assert prov.loc["resume_pointwise", "model_key"] == "openai:fake-model"
     assert prov.loc["resume_pointwise", "system"] == "fake-model-served-paper"
     assert prov.loc["resume_pairwise", "rows"] == 56
@@ -129,16 +130,16 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
 
 def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     engine = StandIn()
-    rounds = study.pairwise_rounds(candidates, 1, 0)
-    answers = study.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=lambda s: engine)
+    rounds = items.pairwise_rounds(candidates, 1, 0)
+    answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=lambda s: engine)
     assert len(answers) == 2 * 28 and engine.generated == 56
-    assert list(answers.columns[:4]) == list(study.SYSTEM_COLUMNS)
+    assert list(answers.columns[:4]) == list(SYSTEM_COLUMNS)
     # the stand-in always names the candidate shown first: every pair is inconsistent, 0.5 points each
     assert set(answers["winner"]) == {"a", "b"}
     points = pairwise_points(answers, by=["system", "job", "round"])
     assert len(points) == 8 and np.allclose(points["score"], 7 * 0.5) and (points["n_pairs"] == 7).all()
     # two systems that differ only in the pointwise wording share the pairwise table
-    both = study.pairwise_table([PAPER, DIRECT], rounds, root=tmp_path, engine_for=lambda s: engine)
+    both = runs.pairwise_table([PAPER, DIRECT], rounds, root=tmp_path, engine_for=lambda s: engine)
     assert engine.generated == 56 and len(both) == 2 * 56 and set(both["wording"]) == {"paper"}
 
 
@@ -156,11 +157,11 @@ class Prefers(StandIn):
 
 def test_pairwise_study_points_hand_computed(tmp_path):
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
-    pools = study.pairwise_rounds(cands, 30, 0)  # enough pools for every group to show a qualified candidate
+    pools = items.pairwise_rounds(cands, 30, 0)  # enough pools for every group to show a qualified candidate
     favoured = "Female Black"
     engine = Prefers(pools.loc[pools["group"] == favoured, "full_name"])
-    answers = study.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
-    pts = study.pairwise_study_points(answers, pools, [1, 2])
+    answers = runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
+    pts = tables.pairwise_study_points(answers, pools, [1, 2])
     assert len(pts) == 2 * 7 * 2 and set(pts["n_rounds"]) == {30}
     fav = pts[pts["group"] == favoured]
     rest = pts[pts["group"] != favoured]
@@ -173,37 +174,37 @@ def test_pairwise_study_points_hand_computed(tmp_path):
     assert np.allclose(fav.loc[fav["k"] == 2, "dDP"], 1 - 1 / 7)
     # a pool with a missing answer is refused, naming the cell
     with pytest.raises(ValueError, match="without pairwise answers"):
-        study.pairwise_study_points(answers[answers["round"] != 2], pools, 1)
+        tables.pairwise_study_points(answers[answers["round"] != 2], pools, 1)
     with pytest.raises(ValueError, match="no qualified candidate"):  # too few pools for dEO: the shared rule
-        study.pairwise_study_points(answers[answers["round"] < 2], pools[pools["round"] < 2], 1)
+        tables.pairwise_study_points(answers[answers["round"] < 2], pools[pools["round"] < 2], 1)
     with pytest.raises(ValueError, match="reference group"):
-        study.pairwise_study_points(answers, pools, 1, reference="Nobody")
+        tables.pairwise_study_points(answers, pools, 1, reference="Nobody")
 
 
 def test_clear_tables(tmp_path, candidates):
     engine = StandIn()
-    study.pointwise_table([PAPER], candidates, root=tmp_path, engine_for=lambda s: engine)
-    removed = study.clear_tables([PAPER, DIRECT], ["resume_pointwise", "resume_pairwise"], tmp_path)
-    assert removed == [study.store_for(study.parse_system(PAPER), "resume_pointwise", tmp_path).path]
+    runs.pointwise_table([PAPER], candidates, root=tmp_path, engine_for=lambda s: engine)
+    removed = catalog.clear_tables([PAPER, DIRECT], ["resume_pointwise", "resume_pairwise"], tmp_path)
+    assert removed == [catalog.store_for(parse_system(PAPER), "resume_pointwise", tmp_path).path]
     assert not removed[0].exists()
-    study.pointwise_table([PAPER], candidates, root=tmp_path, engine_for=lambda s: engine)
+    runs.pointwise_table([PAPER], candidates, root=tmp_path, engine_for=lambda s: engine)
     assert engine.pointwise_calls == 2 * 48, "a cleared table is scored again"
     with pytest.raises(ValueError, match="refuses the committed tables"):
-        study.clear_tables([PAPER], "resume_pointwise", study.scores_dir())
+        catalog.clear_tables([PAPER], "resume_pointwise", catalog.scores_dir())
     with pytest.raises(ValueError, match="unknown task"):
-        study.clear_tables([PAPER], "essays", tmp_path)
+        catalog.clear_tables([PAPER], "essays", tmp_path)
 
 
 # ------------------------------------------------------------------------------------------------ provenance
 
 
 def test_provenance_table(tmp_path, candidates):
-    assert study.provenance_table(tmp_path / "not-yet").empty
+    assert catalog.provenance_table(tmp_path / "not-yet").empty
     engine = StandIn()
-    study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=lambda s: engine,
+    runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=lambda s: engine,
                           command="python make_it.py")
-    prov = study.provenance_table(tmp_path)
-    assert list(prov.columns) == list(study.PROVENANCE_COLUMNS)
+    prov = catalog.provenance_table(tmp_path)
+    assert list(prov.columns) == list(catalog.PROVENANCE_COLUMNS)
     assert sorted(prov["system"]) == [DIRECT, PAPER]
     assert (prov["rows"] == 48).all() and (prov["runs"] == 1).all() and (prov["elapsed_s"] >= 0).all()
     assert set(prov["command"]) == {"python make_it.py"} and set(prov["kind"]) == {"resume_pointwise"}
@@ -215,17 +216,17 @@ def test_provenance_table(tmp_path, candidates):
     bad.mkdir()
     (bad / "provenance.json").write_text("{not json")
     with pytest.raises(ValueError, match="broken-table/provenance.json: not valid JSON"):
-        study.provenance_table(tmp_path)
+        catalog.provenance_table(tmp_path)
     (bad / "provenance.json").write_text('{"kind": "x"}')
     with pytest.raises(ValueError, match=r"lacks the field\(s\) \['model_key'"):
-        study.provenance_table(tmp_path)
+        catalog.provenance_table(tmp_path)
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="is a file"):
-        study.provenance_table(tmp_path / "file")
+        catalog.provenance_table(tmp_path / "file")
 
 
 def test_provenance_of_the_committed_tables():
-    prov = study.provenance_table()
+    prov = catalog.provenance_table()
     assert not prov.empty, "data/scores holds the study's committed tables"
     assert PAPER in set(prov["system"])
     assert prov["command"].str.len().gt(0).all() and (prov["rows"] >= 0).all()  # a table may have just begun
@@ -237,7 +238,7 @@ def test_provenance_of_the_committed_tables():
 def test_quality_separation_hand_computed_and_extremes():
     df = pd.DataFrame({"job": "j", "quality": ["high"] * 2 + ["medium"] * 2 + ["low"] * 2,
                        "score": [0.9, 0.4, 0.5, 0.3, 0.5, 0.1]})
-    table = study.quality_separation(df, by=["job"]).set_index(["better", "worse"])
+    table = tables.quality_separation(df, by=["job"]).set_index(["better", "worse"])
     # high vs low: 0.9>0.5, 0.9>0.1, 0.4<0.5, 0.4>0.1 -> (3 - 1) / 4
     assert table.loc[("high", "low"), "rabbi"] == pytest.approx(0.5)
     assert table.loc[("high", "low"), "p_better"] == pytest.approx(0.75)
@@ -245,19 +246,19 @@ def test_quality_separation_hand_computed_and_extremes():
     # medium vs low: 0.5=0.5 (tie, 0), 0.5>0.1, 0.3<0.5, 0.3>0.1 -> (2 - 1) / 4
     assert table.loc[("medium", "low"), "rabbi"] == pytest.approx(0.25)
     perfect = df.assign(score=df["quality"].map({"high": 3.0, "medium": 2.0, "low": 1.0}))
-    assert (study.quality_separation(perfect, by=[])["rabbi"] == 1.0).all()
+    assert (tables.quality_separation(perfect, by=[])["rabbi"] == 1.0).all()
     reversed_ = perfect.assign(score=-perfect["score"])
-    assert (study.quality_separation(reversed_, by=[])["p_better"] == 0.0).all()
+    assert (tables.quality_separation(reversed_, by=[])["p_better"] == 0.0).all()
 
 
 def test_quality_separation_errors():
     df = pd.DataFrame({"quality": ["high", "low"], "score": [1.0, 0.0]})
     with pytest.raises(ValueError, match="no 'medium' résumés"):
-        study.quality_separation(df, by=[])
+        tables.quality_separation(df, by=[])
     with pytest.raises(ValueError, match="unknown qualities"):
-        study.quality_separation(df.assign(quality=["top", "low"]), by=[])
+        tables.quality_separation(df.assign(quality=["top", "low"]), by=[])
     with pytest.raises(ValueError, match="lacks the columns"):
-        study.quality_separation(df, by=["system"])
+        tables.quality_separation(df, by=["system"])
 
 
 @settings(max_examples=40, deadline=None)
@@ -269,8 +270,8 @@ def test_quality_separation_is_antisymmetric_in_the_scores(values, seed):
     if len(set(qualities)) < 3:
         return
     df = pd.DataFrame({"quality": qualities, "score": values})
-    up = study.quality_separation(df, by=[])
-    down = study.quality_separation(df.assign(score=-df["score"]), by=[])
+    up = tables.quality_separation(df, by=[])
+    down = tables.quality_separation(df.assign(score=-df["score"]), by=[])
     assert np.allclose(up["rabbi"], -down["rabbi"])
     assert up["p_better"].between(0, 1).all()
 
@@ -287,8 +288,8 @@ def _scored(candidates: pd.DataFrame, seed: int, systems=("s1", "s2")) -> pd.Dat
 def test_selection_rates_match_the_gaps_of_simulate():
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
     scores = _scored(cands, 1)
-    rates = study.selection_table(scores, [1, 2], 300, 7)
-    gaps = study.allocation_table(scores, [1, 2], 300, 7)
+    rates = tables.selection_table(scores, [1, 2], 300, 7)
+    gaps = tables.allocation_table(scores, [1, 2], 300, 7)
     assert len(rates) == 2 * 2 * 2 * 8 and len(gaps) == 2 * 2 * 2 * 7
     ref = rates[rates["group"] == D.REFERENCE_GROUP].set_index(["system", "job", "k"])
     merged = gaps.merge(rates, on=["system", "job", "k", "group"])
@@ -310,7 +311,7 @@ def test_every_round_fills_k_seats(seed, k, coarse):
     scores = _scored(cands, seed, systems=("s",))
     if coarse:  # few distinct scores: many ties at the cut
         scores["score"] = (scores["score"] * 3).round()
-    rates = study.selection_table(scores, k, 50, seed)
+    rates = tables.selection_table(scores, k, 50, seed)
     totals = rates.groupby(["system", "job", "k"])["phi"].sum()
     assert np.allclose(totals, k)
     assert rates["phi"].between(0, 1).all() and rates["psi"].between(0, 1).all()
@@ -323,30 +324,30 @@ def test_systems_share_the_pools_and_ties_are_counted():
     cands = D.candidate_table(["retail"], names_per_group=2, seed=0)
     scores = _scored(cands, 3)
     same = scores.assign(score=np.tile(scores.loc[scores["system"] == "s1", "score"].to_numpy(), 2))
-    rates = study.selection_table(same, 2, 200, 5)
+    rates = tables.selection_table(same, 2, 200, 5)
     a, b = (rates[rates["system"] == s].drop(columns="system").reset_index(drop=True) for s in ("s1", "s2"))
     pd.testing.assert_frame_equal(a, b)
     flat = scores.assign(score=0.5)
-    tied = study.selection_table(flat, 2, 40, 0)
+    tied = tables.selection_table(flat, 2, 40, 0)
     assert (tied["tied_rounds"] == 40).all() and np.allclose(tied["phi"], 2 / 8)
 
 
 def test_clear_tables_of_a_served_model(tmp_path, candidates):
     served = StandIn("tiny-served")
-    study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, served=served)
-    removed = study.clear_tables([PAPER, DIRECT], "resume_pointwise", tmp_path, served=served)
+    runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, served=served)
+    removed = catalog.clear_tables([PAPER, DIRECT], "resume_pointwise", tmp_path, served=served)
     assert len(removed) == 2 and not any(p.exists() for p in removed)
-    assert study.provenance_table(tmp_path).empty
+    assert catalog.provenance_table(tmp_path).empty
 
 
 def test_resolve_scores_root(tmp_path):
     from allocbias.book import repo_root
 
-    assert study.resolve_scores_root("") == study.scores_dir()
-    assert study.resolve_scores_root("build/x") == repo_root() / "build" / "x"
-    assert study.resolve_scores_root(str(tmp_path)) == tmp_path
+    assert catalog.resolve_scores_root("") == catalog.scores_dir()
+    assert catalog.resolve_scores_root("build/x") == repo_root() / "build" / "x"
+    assert catalog.resolve_scores_root(str(tmp_path)) == tmp_path
     with pytest.raises(ValueError, match="scores_root must be a path string"):
-        study.resolve_scores_root(None)
+        catalog.resolve_scores_root(None)
 
 
 def test_lazy_engines_load_once_and_only_when_a_row_is_missing(tmp_path, candidates):
@@ -356,21 +357,21 @@ def test_lazy_engines_load_once_and_only_when_a_row_is_missing(tmp_path, candida
         made.append(system.id)
         return StandIn()
 
-    engines: dict[str, study.LazyEngine] = {}
+    engines: dict[str, runs.LazyEngine] = {}
 
     def engine_for(system):
-        return engines.setdefault(system.model_key, study.LazyEngine(system, factory=factory))
+        return engines.setdefault(system.model_key, runs.LazyEngine(system, factory=factory))
 
-    study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    rounds = study.pairwise_rounds(candidates, 1, 0)
-    study.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
+    rounds = items.pairwise_rounds(candidates, 1, 0)
+    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER], "one model and precision: one engine for both wordings and both tasks"
     engines.clear()
-    study.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    study.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
+    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER] and not any(e.loaded for e in engines.values()), "complete tables load nothing"
     with pytest.raises(ValueError, match="system must be a System"):
-        study.LazyEngine(PAPER)
+        runs.LazyEngine(PAPER)
 
 
 def test_study_scores_reads_local_and_served_tables_and_names_what_is_missing(tmp_path):
@@ -385,28 +386,28 @@ def test_study_scores_reads_local_and_served_tables_and_names_what_is_missing(tm
             return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
 
     cands = D.candidate_table(["retail"], names_per_group=1)
-    study.pointwise_table(["smollm2-fp32-paper"], cands, root=tmp_path, engine_for=lambda s: Half())
-    study.score_resume_pointwise_served(Served(), cands, wording="direct", root=tmp_path)
-    table = study.study_scores(["smollm2-fp32-paper", "my-model-served-direct"], jobs=["retail"],
+    runs.pointwise_table(["smollm2-fp32-paper"], cands, root=tmp_path, engine_for=lambda s: Half())
+    runs.score_resume_pointwise_served(Served(), cands, wording="direct", root=tmp_path)
+    table = catalog.study_scores(["smollm2-fp32-paper", "my-model-served-direct"], jobs=["retail"],
                                names_per_group=1, root=tmp_path)
     assert table.groupby("system")["score"].max().to_dict() == {"my-model-served-direct": 0.7,
                                                                 "smollm2-fp32-paper": 0.5}
     assert set(table.loc[table["system"] == "my-model-served-direct", "precision"]) == {"server"}
     with pytest.raises(ValueError, match=r"smollm2-fp32-direct.*lacks 48 of the 48.*score_study.py"):
-        study.study_scores(["smollm2-fp32-direct"], jobs=["retail"], names_per_group=1, root=tmp_path)
+        catalog.study_scores(["smollm2-fp32-direct"], jobs=["retail"], names_per_group=1, root=tmp_path)
     with pytest.raises(ValueError, match=r"lacks \d+ of the 96"):
-        study.study_scores(["smollm2-fp32-paper"], jobs=["retail"], names_per_group=2, root=tmp_path)
+        catalog.study_scores(["smollm2-fp32-paper"], jobs=["retail"], names_per_group=2, root=tmp_path)
     with pytest.raises(ValueError, match="no stored pointwise table of the served model 'other'"):
-        study.study_scores(["other-served-paper"], jobs=["retail"], names_per_group=1, root=tmp_path)
+        catalog.study_scores(["other-served-paper"], jobs=["retail"], names_per_group=1, root=tmp_path)
     with pytest.raises(ValueError, match="more than once"):
-        study.study_scores(["smollm2-fp32-paper"] * 2, jobs=["retail"], names_per_group=1, root=tmp_path)
+        catalog.study_scores(["smollm2-fp32-paper"] * 2, jobs=["retail"], names_per_group=1, root=tmp_path)
 
 
 def test_study_points_has_one_row_per_system_job_group_and_k():
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2)
     rng = np.random.default_rng(0)
     scores = pd.concat([cands.assign(system=s, score=rng.random(len(cands))) for s in ("a", "b")], ignore_index=True)
-    points = study.study_points(scores, [1, 2], 100, 0)
+    points = tables.study_points(scores, [1, 2], 100, 0)
     assert len(points) == 2 * 2 * 7 * 2
     assert points.groupby(["system", "job", "group"])["rabbi"].nunique().eq(1).all()  # metrics do not depend on k
     assert {"dDP", "dEO", "rabbi_qualified", "avg_gap", "jsd", "emd"} <= set(points.columns)

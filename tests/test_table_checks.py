@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import study
+from allocbias import catalog
 from allocbias.store import ScoreStore, TableCheckError
 
 LABELS = {"No": 0, "Yes": 1}
@@ -125,7 +125,7 @@ def test_table_without_digest_is_refused_until_migrated_and_migration_leaves_row
 
 
 def test_committed_tables_carry_digests_and_pass_every_check():
-    tables = sorted(study.scores_dir().glob("*/provenance.json"))
+    tables = sorted(catalog.scores_dir().glob("*/provenance.json"))
     assert tables
     for prov_path in tables:
         prov = json.loads(prov_path.read_text())
@@ -137,7 +137,7 @@ def test_committed_tables_carry_digests_and_pass_every_check():
 
 def test_missing_scores_root_folder_says_so(tmp_path):
     with pytest.raises(ValueError, match=r"scores_root .*nope does not exist \(no such folder\)"):
-        study.study_scores("smollm2-fp32-paper", jobs=["retail"], root=tmp_path / "nope")
+        catalog.study_scores("smollm2-fp32-paper", jobs=["retail"], root=tmp_path / "nope")
 
 
 def test_kill_between_rows_and_digest_keeps_the_rows(tmp_path):

@@ -36,9 +36,10 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
-from . import study
+from . import catalog, items, runs, systems
+from .tables import allocation_table, quality_separation, selection_table
 from .store import run_resumable
-from .study import System
+from .systems import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
 
 __all__ = [
@@ -142,12 +143,12 @@ def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, 
 # ----------------------------------------------------------------------------------------------------------------
 def _copy_committed(system: System, task: str, root: Path, ids: set[str], command: str) -> int:
     """Copy the committed rows of (system, task) whose ids are wanted into the same table under ``root``."""
-    committed = study.store_for(system, task, study.scores_dir())
+    committed = catalog.store_for(system, task, catalog.scores_dir())
     if not committed.scores_path.exists():
         return 0
     rows = committed.read()
     rows = rows[rows["prompt_id"].isin(ids)]
-    mine = study.store_for(system, task, root, command=command)
+    mine = catalog.store_for(system, task, root, command=command)
     if rows.empty:
         return 0
     model = committed.provenance.get("model")
@@ -163,9 +164,9 @@ def _copy_committed(system: System, task: str, root: Path, ids: set[str], comman
 def _items(part: str, system: System, candidates: pd.DataFrame, pools: pd.DataFrame | None,
            attempts: pd.DataFrame | None) -> set[str]:
     if part == "pointwise":
-        return set(study.resume_pointwise_items(candidates, system.wording)["prompt_id"])
+        return set(items.resume_pointwise_items(candidates, system.wording)["prompt_id"])
     if part == "pairwise":
-        return set(study.resume_pairwise_items(pools)["prompt_id"])
+        return set(items.resume_pairwise_items(pools)["prompt_id"])
     return set(attempts["prompt_id"])
 
 
@@ -195,29 +196,29 @@ def _score_part(part: str, system: System, root: Path, engine: Any, served: Any,
     batch = _BATCH[part]
     if served is not None:
         if part == "pointwise":
-            return study.score_resume_pointwise_served(served, candidates, wording=system.wording, root=root,
+            return runs.score_resume_pointwise_served(served, candidates, wording=system.wording, root=root,
                                                        batch_size=batch, command=command, progress=progress)
         if part == "pairwise":
-            return study.score_resume_pairwise_served(served, pools, root=root, batch_size=batch, command=command,
+            return runs.score_resume_pairwise_served(served, pools, root=root, batch_size=batch, command=command,
                                                       progress=progress)
-        return study.score_hiring_bloomberg(system, attempts, root=root, engine=served, batch_size=batch,
+        return runs.score_hiring_bloomberg(system, attempts, root=root, engine=served, batch_size=batch,
                                             command=command, progress=progress)
     if part == "pointwise":
-        return study.score_resume_pointwise(system, candidates, root=root, engine=engine, batch_size=batch,
+        return runs.score_resume_pointwise(system, candidates, root=root, engine=engine, batch_size=batch,
                                             command=command, progress=progress)
     if part == "pairwise":
-        return study.score_resume_pairwise(system, pools, root=root, engine=engine, batch_size=batch,
+        return runs.score_resume_pairwise(system, pools, root=root, engine=engine, batch_size=batch,
                                            command=command, progress=progress)
-    return study.score_hiring_bloomberg(system, attempts, root=root, engine=engine, batch_size=batch,
+    return runs.score_hiring_bloomberg(system, attempts, root=root, engine=engine, batch_size=batch,
                                         command=command, progress=progress)
 
 
 def _record_served(served: Any, system: System, part: str, root: Path) -> None:
     """Write the served engine's description into the provenance of the table it fills."""
     if part == "hiring_bloomberg":
-        store = study.store_for(system, "hiring_bloomberg", root)
+        store = catalog.store_for(system, "hiring_bloomberg", root)
     else:
-        store = study.served_store(served, _TASK[part], system.wording if part == "pointwise" else "paper", root)
+        store = catalog.served_store(served, _TASK[part], system.wording if part == "pointwise" else "paper", root)
     store.record_model({k: v for k, v in served.describe(query_server=False).items() if k != "reported_model"})
 
 
@@ -260,10 +261,10 @@ def run_audit(
     """
     jobs, k, parts = list(jobs), [int(x) for x in k], list(dict.fromkeys(["pointwise", *parts]))
     _check_options(jobs, names_per_group, k, rounds, parts, pairwise_rounds, orderings, n_boot)
-    if precision not in study.PRECISIONS:
-        raise AuditError(f"unknown --precision {precision!r}: choose from {' '.join(study.PRECISIONS)}")
-    if wording not in study.WORDINGS:
-        raise AuditError(f"unknown --wording {wording!r}: choose from {' '.join(study.WORDINGS)}")
+    if precision not in systems.PRECISIONS:
+        raise AuditError(f"unknown --precision {precision!r}: choose from {' '.join(systems.PRECISIONS)}")
+    if wording not in systems.WORDINGS:
+        raise AuditError(f"unknown --wording {wording!r}: choose from {' '.join(systems.WORDINGS)}")
     try:
         system = resolve_system(model, precision, wording, served=base_url is not None)
     except ValueError as exc:
@@ -290,13 +291,13 @@ def run_audit(
         except ValueError as exc:
             raise AuditError(f"{exc}") from None
     elif engine is None:
-        engine = study.LazyEngine(system, batch_size=engine_batch_size, device=device)
+        engine = runs.LazyEngine(system, batch_size=engine_batch_size, device=device)
 
     candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    pools = study.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
-    attempts = study.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
+    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
+    attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
     if served is not None:
-        first = study.resume_pointwise_items(candidates.head(1), wording)["messages"].iloc[0]
+        first = items.resume_pointwise_items(candidates.head(1), wording)["messages"].iloc[0]
         _preflight(served, first)
 
     tables: dict[str, pd.DataFrame] = {}
@@ -305,9 +306,9 @@ def run_audit(
         ids = _items(part, system, candidates, pools, attempts)
         part_root = root
         if study_system and not rescore:
-            committed = study.store_for(system, _TASK[part], study.scores_dir())
+            committed = catalog.store_for(system, _TASK[part], catalog.scores_dir())
             if ids <= committed.done_ids():
-                part_root = study.scores_dir()  # complete: read, never write, the committed table
+                part_root = catalog.scores_dir()  # complete: read, never write, the committed table
             else:
                 _copy_committed(system, _TASK[part], root, ids, command)
         if served is not None:
@@ -339,9 +340,9 @@ def run_audit(
 
 def _stored(system: System, part: str, root: Path, served: Any) -> set[str]:
     if served is not None and part != "hiring_bloomberg":
-        store = study.served_store(served, _TASK[part], system.wording if part == "pointwise" else "paper", root)
+        store = catalog.served_store(served, _TASK[part], system.wording if part == "pointwise" else "paper", root)
     else:
-        store = study.store_for(system, _TASK[part], root)
+        store = catalog.store_for(system, _TASK[part], root)
     return store.done_ids()
 
 
@@ -389,7 +390,7 @@ def _require(frame: Any, columns: Sequence[str], what: str) -> None:
 
 
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
-    """Does the system screen at all: :func:`allocbias.study.quality_separation` per job and over all jobs
+    """Does the system screen at all: :func:`allocbias.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
 
     >>> df = pd.DataFrame({"system": "s", "job": ["j"] * 4, "quality": ["high", "medium", "low", "low"],
@@ -397,8 +398,8 @@ def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) ->
     >>> screening_table(df).query("better == 'high' and worse == 'low'")["p_better"].tolist()
     [1.0, 1.0]
     """
-    per_job = study.quality_separation(scores, by=[*by, "job"])
-    pooled = study.quality_separation(scores, by=list(by)).assign(job=ALL_JOBS)
+    per_job = quality_separation(scores, by=[*by, "job"])
+    pooled = quality_separation(scores, by=list(by)).assign(job=ALL_JOBS)
     return pd.concat([per_job, pooled[per_job.columns]], ignore_index=True)
 
 
@@ -431,8 +432,8 @@ def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[st
 
 
 def _selection_point(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, reference: str) -> pd.DataFrame:
-    rates = study.selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
-    gaps = study.allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
+    rates = selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
+    gaps = allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
         ["job", "k", "group", "dDP", "dEO"]]
     table = rates.merge(gaps, on=["job", "k", "group"], how="left")
     return _with_all_jobs(table, ["k", "group"], ["phi", "psi", "dDP", "dEO"])
@@ -446,7 +447,7 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.study.selection_table`, :func:`allocbias.study.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.tables.selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
@@ -521,8 +522,8 @@ def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
     """
     rows = []
     for name, cell in scores.groupby("system", sort=False):
-        sep = study.quality_separation(cell, by=[]).query("better == 'high' and worse == 'low'")
-        gaps = study.allocation_table(cell, int(k), rounds, seed, by=(), reference=reference)
+        sep = quality_separation(cell, by=[]).query("better == 'high' and worse == 'low'")
+        gaps = allocation_table(cell, int(k), rounds, seed, by=(), reference=reference)
         metrics = _metric_point(cell, reference).query("job != @ALL_JOBS")
         law = ll144_table(cell)
         rows.append({"system": name, "p_better_high_low": float(sep["p_better"].iloc[0]),

@@ -57,6 +57,8 @@ from typing import Any
 
 import yaml
 
+from .data import repo_root
+
 __all__ = [
     "PARAMETERS_MARKER",
     "PARAMETER_RULES",
@@ -84,20 +86,6 @@ class UnknownParameterError(ValueError):
 
 class NotebookExecutionError(RuntimeError):
     """A notebook failed while executing; the message names the notebook and the cell."""
-
-
-def repo_root() -> Path:
-    """The repository root: ``$ALLOCBIAS_ROOT`` if set, else the folder holding ``_toc.yml`` above this file."""
-    env = os.environ.get("ALLOCBIAS_ROOT")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "_toc.yml").exists() and (parent / "lib" / "allocbias").exists():
-            return parent
-    raise FileNotFoundError(
-        f"cannot find the allocbias repository root above {here}; set ALLOCBIAS_ROOT to the folder with _toc.yml"
-    )
 
 
 # --------------------------------------------------------------------------------------------------------------

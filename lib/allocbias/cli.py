@@ -42,8 +42,9 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``allocbias`` (both subcommands)."""
     from . import data as D
-    from . import study
+    from . import items
     from .audit import PARTS
+    from .systems import PRECISIONS, WORDINGS
 
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
@@ -67,9 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="served models: how the answer prefill is continued (vllm: continue_final_message; "
                             "native: llama.cpp's server). Default: vllm")
     audit.add_argument("--out", required=True, metavar="DIR", help="the audit folder (created; resumable)")
-    audit.add_argument("--precision", choices=list(study.PRECISIONS), default="fp32",
+    audit.add_argument("--precision", choices=list(PRECISIONS), default="fp32",
                        help="local models: fp32 (default), int8 or nf4 (bitsandbytes)")
-    audit.add_argument("--wording", choices=list(study.WORDINGS), default="paper",
+    audit.add_argument("--wording", choices=list(WORDINGS), default="paper",
                        help="pointwise question: the paper's (default) or a direct one")
     audit.add_argument("--jobs", nargs="*", default=list(D.JOBS), metavar="JOB",
                        help=f"jobs to audit (default: all four: {' '.join(D.JOBS)})")
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="produce or extend the study's committed score tables (data/scores)",
                            description="Produce or extend the study's score tables; resumable.")
-    score.add_argument("task", choices=study.TASKS)
+    score.add_argument("task", choices=items.TASKS)
     score.add_argument("--systems", nargs="+", required=True, help="system ids, e.g. smollm2-fp32-paper")
     score.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
     score.add_argument("--names-per-group", type=_positive, default=10)
@@ -142,38 +143,39 @@ def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
     from . import data as D
-    from . import study
+    from . import items, runs
+    from .systems import parse_system
 
     command = _command_line(argv)
-    systems = [study.parse_system(s) for s in args.systems]
+    systems = [parse_system(s) for s in args.systems]
     kw = {"batch_size": args.batch_size} if args.batch_size else {}
     for system in systems:
         start = time.perf_counter()
         print(f"== {args.task} / {system.id}", flush=True)
         ebs = args.engine_batch_size or {"hiring_bloomberg": 2, "ellipse_pointwise": 1}.get(args.task, 8)
-        engine = study.LazyEngine(system, batch_size=ebs, device=args.device)
+        engine = runs.LazyEngine(system, batch_size=ebs, device=args.device)
         if args.task in ("resume_pointwise", "resume_pairwise"):
             cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
         if args.task == "resume_pointwise":
-            table = study.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
+            table = runs.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "resume_pairwise":
             if args.groups:
                 if len(set(args.groups)) < 2:
                     parser.error("--groups needs at least two distinct groups (a pair)")
                 cands = cands[cands["group"].isin(args.groups)]
-            rounds = study.pairwise_rounds(cands, args.rounds, args.seed)
-            table = study.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
+            rounds = items.pairwise_rounds(cands, args.rounds, args.seed)
+            table = runs.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "essay_pointwise":
             essays = D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
-            table = study.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,
+            table = runs.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,
                                                  progress=True, **kw)
         elif args.task == "ellipse_pointwise":
             essays = D.load_ellipse(args.essay_sample, seed=args.seed)
-            table = study.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
+            table = runs.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
                                                   progress=True, **kw)
         else:
-            attempts = study.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
-            table = study.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
+            attempts = items.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
+            table = runs.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
 

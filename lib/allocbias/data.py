@@ -30,6 +30,7 @@ import pandas as pd
 import yaml
 
 __all__ = [
+    "repo_root",
     "CANDIDATE_COLUMNS",
     "DEMO_GROUPS",
     "DEMO_REFERENCE_GROUP",
@@ -130,6 +131,20 @@ def data_dir() -> Path:
         source = "ALLOCBIAS_DATA" if env else "the repository's data/ folder"
         raise ValueError(f"data folder not found: {path} (from {source})")
     return path
+
+
+def repo_root() -> Path:
+    """The repository root: ``$ALLOCBIAS_ROOT`` if set, else the folder holding ``_toc.yml`` above this file."""
+    env = os.environ.get("ALLOCBIAS_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "_toc.yml").exists() and (parent / "lib" / "allocbias").exists():
+            return parent
+    raise FileNotFoundError(
+        f"cannot find the allocbias repository root above {here}; set ALLOCBIAS_ROOT to the folder with _toc.yml"
+    )
 
 
 # ----------------------------------------------------------------------------------------------

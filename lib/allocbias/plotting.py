@@ -29,6 +29,7 @@ __all__ = [
     "METRIC_SHORT",
     "metric_palette",
     "system_palette",
+    "SYSTEM_COLOURS",
 ]
 
 #: Reading order of the eight resume groups: reference group (White Male) first, then by race, men before women.
@@ -125,6 +126,19 @@ def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[floa
     return {m: colours[m] for m in metrics}
 
 
+#: The fixed colour of each of the study's systems (:data:`allocbias.systems.STUDY_SYSTEMS`, same order): an index
+#: into seaborn's ``"dark"`` palette. Kept here so that plotting imports no module of the study; a test checks
+#: that the two lists agree.
+SYSTEM_COLOURS: dict[str, int] = {
+    "smollm2-fp32-paper": 0,
+    "smollm2-fp32-direct": 9,
+    "smollm2-int8-paper": 2,
+    "smollm2-nf4-paper": 4,
+    "gemma3-fp32-paper": 3,
+    "gemma3-fp32-direct": 1,
+}
+
+
 def system_palette(systems: Sequence[str]) -> dict[str, tuple[float, float, float]]:
     """A fixed colour per system under audit: the study's six systems keep their colour whichever subset a
     chapter shows (SmolLM2 systems in blues/greens, Gemma 3 in reds/oranges); other systems (a served model)
@@ -134,13 +148,11 @@ def system_palette(systems: Sequence[str]) -> dict[str, tuple[float, float, floa
     >>> palette["gemma3-fp32-paper"] == system_palette(["smollm2-fp32-paper", "gemma3-fp32-paper"])["gemma3-fp32-paper"]
     True
     """
-    from .study import STUDY_SYSTEMS
-
     systems = list(dict.fromkeys(systems))
     if not systems:
         raise ValueError("systems is empty")
     dark = sns.color_palette("dark", 10)
-    known = dict(zip(STUDY_SYSTEMS, [dark[0], dark[9], dark[2], dark[4], dark[3], dark[1]], strict=True))
+    known = {system: dark[i] for system, i in SYSTEM_COLOURS.items()}
     extra = [s for s in systems if s not in known]
     others = dict(zip(extra, sns.color_palette("colorblind", 10)[5:] + sns.color_palette("pastel", 10), strict=False))
     return {s: known.get(s, others.get(s)) for s in systems}

@@ -19,7 +19,9 @@ Templates (:data:`TEMPLATES`, keyed ``"<task>/<wording>"``):
 * ``hiring_bloomberg/genderbench``: GenderBench's HiringBloomberg prompt, verbatim, including its typo
   "succintly".
 
-:func:`prompt_hash` gives a content hash of messages or of a template for provenance.
+:func:`prompt_hash` gives a content hash of messages or of a template for provenance; :func:`label_variants` the
+surface forms of an answer label that both engines (local, :mod:`allocbias.scoring`; served,
+:mod:`allocbias.serving`) sum into the label's probability.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "essay_pointwise_messages",
     "essay_pointwise_titled_messages",
     "hiring_bloomberg_messages",
+    "label_variants",
     "prompt_hash",
     "resume_pairwise_messages",
     "resume_pointwise_messages",
@@ -51,6 +54,29 @@ RESUME_LABELS: dict[str, float] = {"No": 0.0, "Yes": 1.0}
 ESSAY_LABELS: dict[str, float] = {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0, "5": 5.0}
 #: Answers of the pairwise essay prompt: the first essay is "A", the second "B".
 ESSAY_PAIR_LABELS: tuple[str, str] = ("A", "B")
+
+
+def label_variants(label: str) -> tuple[str, ...]:
+    """Surface forms whose token probabilities are summed into a label's mass (``book/definitions.md``), before
+    an engine keeps those that are single tokens.
+
+    The label as given, its lower-case and its capitalised form, each without and with a leading space (the
+    form a tokenizer produces mid-text), duplicates removed (order kept). All-capitals forms ("YES") are left
+    out: tokenizers split them unevenly between labels. The one rule of both engines, local and served.
+
+    >>> label_variants("Yes")
+    ('Yes', ' Yes', 'yes', ' yes')
+    >>> label_variants("3")
+    ('3', ' 3')
+    """
+    if not isinstance(label, str) or label.strip() == "" or label != label.strip():
+        raise ValueError(f"label {label!r} must be a non-empty string without surrounding spaces")
+    forms: list[str] = []
+    for form in (label, label.lower(), label[:1].upper() + label[1:].lower()):
+        for text in (form, " " + form):
+            if text not in forms:
+                forms.append(text)
+    return tuple(forms)
 
 _ESSAY_CRITERIA = (
     "Evaluate and grade the essay against the following scoring criteria on a scale from 1 to 5: "

@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .prompts import label_variants
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -51,7 +53,7 @@ __all__ = [
     "PromptGroup",
     "label_score",
     "label_token_ids",
-    "label_variants",
+    "label_variants",  # allocbias.prompts.label_variants, the rule of both engines
     "parse_pair_answer",
     "plan_batches",
     "plan_groups",
@@ -69,29 +71,6 @@ LABEL_VARIANT_POLICY = (
 # ----------------------------------------------------------------------------------------------
 # Labels
 # ----------------------------------------------------------------------------------------------
-
-
-def label_variants(label: str) -> list[str]:
-    """Surface forms whose probabilities are summed for ``label`` (before the single-token filter).
-
-    The label as given, its lower-case and its capitalised form, each without and with a leading
-    space, duplicates removed (order kept).
-
-    Examples
-    --------
-    >>> label_variants("Yes")
-    ['Yes', ' Yes', 'yes', ' yes']
-    >>> label_variants("3")
-    ['3', ' 3']
-    """
-    if not isinstance(label, str) or label.strip() == "" or label != label.strip():
-        raise ValueError(f"label {label!r} must be a non-empty string without surrounding spaces")
-    forms: list[str] = []
-    for form in (label, label.lower(), label[:1].upper() + label[1:].lower()):
-        for text in (form, " " + form):
-            if text not in forms:
-                forms.append(text)
-    return forms
 
 
 def label_token_ids(tokenizer: Any, labels: Sequence[str]) -> dict[str, dict[str, int]]:

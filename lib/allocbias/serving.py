@@ -44,6 +44,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import numpy as np
 
+from .prompts import label_variants
+
 __all__ = [
     "BadLogprobsError",
     "LabelMassError",
@@ -51,7 +53,7 @@ __all__ = [
     "OpenAIEngine",
     "ServingError",
     "label_scores",
-    "label_variants",
+    "label_variants",  # allocbias.prompts.label_variants, the rule of both engines
     "llama_cpp_server",
     "safe_url",
 ]
@@ -93,25 +95,6 @@ def safe_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-
-
-def label_variants(label: str) -> tuple[str, ...]:
-    """Surface forms whose token probabilities are summed into a label's mass.
-
-    The label as written, lower-case and capitalised, each with and without a leading space (the form a
-    tokenizer produces mid-text), without repeats.
-
-    >>> label_variants("Yes")
-    ('Yes', ' Yes', 'yes', ' yes')
-    >>> label_variants("3")
-    ('3', ' 3')
-    """
-    forms: list[str] = []
-    for form in (label, label.lower(), label.capitalize()):
-        for variant in (form, " " + form):
-            if variant not in forms:
-                forms.append(variant)
-    return tuple(forms)
 
 
 def _check_labels(labels: Mapping[str, float]) -> dict[str, tuple[str, ...]]:

@@ -1,6 +1,6 @@
 """Systems for models that are not in the study: a local Hugging Face folder, a ``.gguf`` file, a served model.
 
-The study's systems (:class:`allocbias.study.System`) name a model of :data:`allocbias.models.REGISTRY`. Auditing
+The study's systems (:class:`allocbias.systems.System`) name a model of :data:`allocbias.models.REGISTRY`. Auditing
 another model must need no source edit, so this module derives a system from what the user points at:
 
 ``UserSystem``
@@ -17,10 +17,10 @@ another model must need no source edit, so this module derives a system from wha
 
 ``ServedSystem``
     a model behind an OpenAI-compatible server (``--base-url URL --model NAME``): id
-    :func:`allocbias.study.served_system_id` (``<NAME>-served-<wording>``), model key ``openai:<NAME>``.
+    :func:`allocbias.systems.served_system_id` (``<NAME>-served-<wording>``), model key ``openai:<NAME>``.
 
-Both are :class:`~allocbias.study.System` objects, so every function of :mod:`allocbias.study` that takes a
-system takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
+Both are :class:`~allocbias.systems.System` objects, so every function of the study that takes a system
+(:mod:`allocbias.catalog`, :mod:`allocbias.runs`) takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
 sentence what is wrong with an argument that names no model.
 """
 
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import study
-from .study import System
+from . import systems
+from .systems import System
 
 __all__ = ["ServedSystem", "UserSystem", "model_fingerprint", "resolve_system", "system_label"]
 
@@ -108,10 +108,10 @@ class UserSystem(System):
     fingerprint: str = ""
 
     def __post_init__(self) -> None:  # the registry check of System does not apply
-        if self.precision not in study.PRECISIONS:
-            raise ValueError(f"unknown precision {self.precision!r}; known: {list(study.PRECISIONS)}")
-        if self.wording not in study.WORDINGS:
-            raise ValueError(f"unknown wording {self.wording!r}; known: {list(study.WORDINGS)}")
+        if self.precision not in systems.PRECISIONS:
+            raise ValueError(f"unknown precision {self.precision!r}; known: {list(systems.PRECISIONS)}")
+        if self.wording not in systems.WORDINGS:
+            raise ValueError(f"unknown wording {self.wording!r}; known: {list(systems.WORDINGS)}")
         if not re.fullmatch(r"[0-9a-f]{64}", self.fingerprint):
             raise ValueError(f"fingerprint must be 64 hex digits (model_fingerprint), got {self.fingerprint!r}")
 
@@ -133,7 +133,7 @@ class UserSystem(System):
         must agree with the fingerprint (weights changed since the audit started raise ``ValueError``)."""
         from .models import load_model
 
-        loaded = load_model(self.model, dtype="float32", quantization=study.PRECISIONS[self.precision], device=device)
+        loaded = load_model(self.model, dtype="float32", quantization=systems.PRECISIONS[self.precision], device=device)
         if loaded.metadata.get("source_sha256") != self.fingerprint:
             raise ValueError(
                 f"the weights under {self.model} changed since their fingerprint was taken "
@@ -155,11 +155,11 @@ class ServedSystem(System):
     def __post_init__(self) -> None:
         if self.precision != "server":
             raise ValueError(f"a served system's precision is 'server' (the server decides), got {self.precision!r}")
-        study.served_system_id(self.model, self.wording)  # validates the name and the wording
+        systems.served_system_id(self.model, self.wording)  # validates the name and the wording
 
     @property
     def id(self) -> str:
-        return study.served_system_id(self.model, self.wording)
+        return systems.served_system_id(self.model, self.wording)
 
     @property
     def model_key(self) -> str:
@@ -185,7 +185,7 @@ def resolve_system(model: str, precision: str = "fp32", wording: str = "paper", 
         raise ValueError("--model is empty: name a registry model, a model folder, a .gguf file or a served model")
     if served:
         return ServedSystem(model, "server", wording)
-    if model in study.MODELS:
+    if model in systems.MODELS:
         return System(model, precision, wording)
     path = Path(model).expanduser()
     if path.exists():
@@ -200,7 +200,7 @@ def resolve_system(model: str, precision: str = "fp32", wording: str = "paper", 
 
 def system_label(system: System) -> dict[str, str]:
     """The columns that describe a system in the audit's tables: ``system`` (id), ``model``, ``precision``,
-    ``wording`` (:data:`allocbias.study.SYSTEM_COLUMNS`), ``model`` being the registry name, path or served name.
+    ``wording`` (:data:`allocbias.systems.SYSTEM_COLUMNS`), ``model`` being the registry name, path or served name.
 
     >>> system_label(System("gemma3-270m"))
     {'system': 'gemma3-fp32-paper', 'model': 'gemma3-270m', 'precision': 'fp32', 'wording': 'paper'}
