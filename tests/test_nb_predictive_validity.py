@@ -252,3 +252,10 @@ def test_the_essay_rows_take_every_complete_system(glued):
     assert len(glued["essay_systems_val"].split(", ")) == glued["essay_n_systems_val"]
     assert glued["essay_n_essays_val"] == 1000
     assert glued["essay_n_rows"] == 8 and 0 <= glued["essay_n_in_ci"] <= 8
+
+
+def test_the_model_part_word_follows_the_shares(glued):
+    small = abs(glued["model_share_rabbi_dDP"]) < abs(glued["dec_share_rabbi_dDP"]) / 2
+    assert glued["model_part_word"].startswith("little") == small
+    for metric in ("rabbi", "avg_gap"):
+        assert -1.0 <= glued[f"model_centred_{metric}_dDP"] <= 1.0
