@@ -259,3 +259,8 @@ def test_the_model_part_word_follows_the_shares(glued):
     assert glued["model_part_word"].startswith("little") == small
     for metric in ("rabbi", "avg_gap"):
         assert -1.0 <= glued[f"model_centred_{metric}_dDP"] <= 1.0
+
+
+def test_the_name_intervals_that_miss_their_estimate_are_counted(glued):
+    assert glued["nb_n_intervals"] == 2 * (4 * 2 + 2)  # (4 metrics x 2 gaps + 2 differences) x (pooled, within)
+    assert 0 <= glued["nb_n_outside"] <= glued["nb_n_intervals"]
