@@ -215,3 +215,52 @@ def test_table_1_both_ways(glued, nb):
     for gap in GAPS:
         assert f"{glued[f'r_code_jsd_{gap}']:.2f}" in tables[0]
     assert tables[0].count("differ") == 4  # JSD and the pairwise delta, against each gap
+
+
+def test_within_system_and_bootstrap_glue_is_consistent(glued):
+    metrics_ = ("rabbi", "avg_gap", "jsd", "emd")
+    for metric in metrics_:
+        for gap in GAPS:
+            for key in ("dec_med", "dec_centred"):
+                assert -1.0 <= glued[f"{key}_{metric}_{gap}"] <= 1.0
+            for who in ("nb", "sb"):
+                assert -1.0 <= glued[f"{who}_lo_{metric}_{gap}"] <= glued[f"{who}_hi_{metric}_{gap}"] <= 1.0
+                assert glued[f"{who}_wlo_{metric}_{gap}"] <= glued[f"{who}_whi_{metric}_{gap}"]
+    pooled_order = glued["r_rabbi_dDP"] > glued["r_avg_gap_dDP"]
+    within_order = glued["dec_med_rabbi_dDP"] > glued["dec_med_avg_gap_dDP"]
+    assert glued["within_order_word"] == ("the same as pooled" if pooled_order == within_order else "reversed")
+    assert glued["diff_pooled"] == pytest.approx(glued["r_rabbi_dDP"] - glued["r_avg_gap_dDP"])
+    assert glued["diff_within"] == pytest.approx(glued["dec_med_rabbi_dDP"] - glued["dec_med_avg_gap_dDP"])
+    assert glued["n_sys_avg_higher"] + glued["n_sys_rabbi_higher"] <= glued["n_systems"]
+    assert glued["dec_n_clusters"] == glued["n_systems"]
+    inside = glued["nb_lo_avg_gap_dDP"] <= glued["paper_r_avg_gap_dDP"] <= glued["nb_hi_avg_gap_dDP"]
+    assert glued["avg_gap_paper_in_ci_word"] == ("lies inside" if inside else "lies outside")
+
+
+def test_the_previous_chapters_noise_is_the_same_formula(glued, params):
+    assert glued["dp_se"] == pytest.approx(selection.dp_standard_error(params["k"], 8, params["rounds"]))
+    assert glued["dp_se_prev"] == pytest.approx(selection.dp_standard_error(glued["k_prev"], 8, params["rounds"]))
+
+
+def test_the_essay_rows_take_every_complete_system(glued):
+    for (task, setting, metric, gap), (r, _) in PAPER_TABLE1.items():
+        if task == "essay grading" and setting == "pointwise":
+            assert glued[f"essay_paper_r_{metric}_{gap}"] == r
+            if glued["essay_n_systems_val"]:
+                assert -1.0 <= glued[f"essay_r_{metric}_{gap}"] <= 1.0
+    assert glued["essay_n_systems_val"] >= 2  # two systems' essay tables are committed complete
+    assert len(glued["essay_systems_val"].split(", ")) == glued["essay_n_systems_val"]
+    assert glued["essay_n_essays_val"] == 1000
+    assert glued["essay_n_rows"] == 8 and 0 <= glued["essay_n_in_ci"] <= 8
+
+
+def test_the_model_part_word_follows_the_shares(glued):
+    small = abs(glued["model_share_rabbi_dDP"]) < abs(glued["dec_share_rabbi_dDP"]) / 2
+    assert glued["model_part_word"].startswith("little") == small
+    for metric in ("rabbi", "avg_gap"):
+        assert -1.0 <= glued[f"model_centred_{metric}_dDP"] <= 1.0
+
+
+def test_the_name_intervals_that_miss_their_estimate_are_counted(glued):
+    assert glued["nb_n_intervals"] == 2 * (4 * 2 + 2)  # (4 metrics x 2 gaps + 2 differences) x (pooled, within)
+    assert 0 <= glued["nb_n_outside"] <= glued["nb_n_intervals"]

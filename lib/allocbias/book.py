@@ -228,9 +228,11 @@ PARAMETER_RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "seed": _int_at_least(0),
     **{name: _int_at_least(1) for name in (
         "names_per_group", "sample_per_group", "pool_rounds", "k", "k_eo", "rounds", "noise_redraws",
-        "permutations", "n_orderings", "n_boot", "n_examples", "n_systems", "n_per_group", "sim_n", "study_k",
+        "permutations", "n_orderings", "n_boot", "n_name_boot", "n_system_boot", "n_examples", "n_systems", "n_per_group",
+        "sim_n", "study_k", "essay_k", "essay_rounds",
         "study_rounds")},
     "pairwise_rounds": _int_at_least(0),
+    "essay_pool_size": _int_at_least(2),
     "n_groups": _int_at_least(2),
     "grid_points": _int_at_least(2),
     "sweep_points": _int_at_least(2),

@@ -8,6 +8,8 @@ that group against the reference group (the output of :func:`allocbias.metrics.b
 * Predictive validity (the paper's Table 1): :func:`pearson`, :func:`validity_table` — Pearson r with p-value
   and confidence interval between each metric and each gap over all points; the non-directional metrics
   (JSD, EMD) against ``|gap|``; the EO gap against the metric computed on qualified candidates only.
+  :func:`validity_decomposition` splits a pooled correlation into what holds within each cluster of points
+  (e.g. each system) and what the differences between the clusters' means add.
 * Model selection (the paper's Figure 4): :func:`rms_over_groups`, :func:`fairness_ranking`, :func:`ndcg_at`,
   :func:`ndcg_table` — models ranked ascending by the root mean square of their bias over groups per subtask,
   compared with the ideal ranking by allocation gap through NDCG@N, averaged over subtasks.
@@ -34,6 +36,7 @@ __all__ = [
     "ndcg_table",
     "pearson",
     "rms_over_groups",
+    "validity_decomposition",
     "validity_table",
 ]
 
@@ -270,6 +273,95 @@ def validity_table(
     out = pd.DataFrame(rows, columns=columns)
     out["n"] = out["n"].astype(np.int64)
     return out
+
+
+def _pearson_r(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r of two vectors, NaN when either is constant or there are fewer than 3 values."""
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    xc, yc = x - x.mean(), y - y.mean()
+    denom = np.sqrt((xc @ xc) * (yc @ yc))
+    return float(xc @ yc / denom) if denom > 0 else float("nan")
+
+
+def validity_decomposition(
+    points: pd.DataFrame,
+    metrics: Sequence[str] = _DEFAULT_METRICS,
+    gaps: Sequence[str] = _DEFAULT_GAPS,
+    *,
+    cluster: str = "system",
+    abs_gap: Mapping[str, bool] | None = None,
+    qualified_gaps: Sequence[str] = ("dEO",),
+    qualified_suffix: str = "_qualified",
+) -> pd.DataFrame:
+    r"""A pooled predictive-validity correlation split into its within-cluster and between-cluster parts.
+
+    Points come in clusters (``cluster``, e.g. the system: its points share one set of scores). For each metric
+    and gap, with ``x`` and ``y`` chosen as in :func:`validity_table` (the ``_qualified`` metric for
+    ``qualified_gaps``, ``|gap|`` for the metrics without a direction):
+
+    * ``r_pooled``: Pearson's r over all points (the number :func:`validity_table` reports);
+    * ``r_within``: Pearson's r after subtracting each cluster's mean from its ``x`` and its ``y``, so that only
+      how the points of one cluster vary around their own centre counts (the pooled within-cluster correlation);
+    * ``r_between``: Pearson's r of the clusters' means (one value per cluster; NaN with fewer than 3 clusters);
+    * ``r_cluster_median``, ``r_cluster_min``, ``r_cluster_max``: the correlation within each cluster alone,
+      summarised (NaN for a cluster whose ``x`` or ``y`` is constant, left out of the summary);
+    * ``between_share``: the share of the pooled covariance that the clusters' means carry,
+      :math:`\sum_c n_c (\bar x_c - \bar x)(\bar y_c - \bar y) / \sum_i (x_i - \bar x)(y_i - \bar y)`;
+      the rest is the within-cluster covariance. Near 0: the pooled r is a within-cluster relation; near 1: it is
+      made by clusters that differ in both their metric and their gap. It can leave ``[0, 1]`` when the two
+      parts have opposite signs.
+    * ``n`` (points) and ``n_clusters``.
+
+    NaN metric or gap values raise (use :func:`validity_table` with ``dropna`` to inspect them).
+
+    Examples
+    --------
+    Two clusters whose points fall with the metric inside each, while the cluster with the larger metric also has
+    the larger gaps: the pooled r is positive, the within-cluster r is -1.
+
+    >>> pts = pd.DataFrame({"system": ["a"] * 3 + ["b"] * 3, "rabbi": [0.0, 0.1, 0.2, 1.0, 1.1, 1.2],
+    ...                     "dDP": [0.2, 0.1, 0.0, 1.2, 1.1, 1.0]})
+    >>> d = validity_decomposition(pts, ["rabbi"], ["dDP"])
+    >>> d[["r_pooled", "r_within", "r_cluster_median", "n", "n_clusters"]].round(3).to_dict("records")
+    [{'r_pooled': 0.948, 'r_within': -1.0, 'r_cluster_median': -1.0, 'n': 6, 'n_clusters': 2}]
+    >>> round(float(d["between_share"].iloc[0]), 3), bool(np.isnan(d["r_between"].iloc[0]))  # two clusters only
+    (1.027, True)
+    """
+    metrics, gaps = list(metrics), list(gaps)
+    if not metrics or not gaps:
+        raise ValueError("metrics and gaps must each name at least one column")
+    transform = _abs_gap_map(abs_gap, metrics)
+    pairs = [(m, g, _metric_column(m, g, qualified_gaps, qualified_suffix)) for m in metrics for g in gaps]
+    needed = sorted({c for _, _, c in pairs} | set(gaps) | {cluster}, key=str)
+    _check_frame(points, needed, "points")
+    _check_keys(points, [cluster], "points")
+    codes, labels = pd.factorize(points[cluster], sort=True)
+    n_clusters = len(labels)
+    counts = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    rows = []
+    for metric, gap, column in pairs:
+        x = _numeric(points, column, "points")
+        y = _numeric(points, gap, "points")
+        if transform[metric]:
+            y = np.abs(y)
+        mx = np.bincount(codes, weights=x, minlength=n_clusters) / counts
+        my = np.bincount(codes, weights=y, minlength=n_clusters) / counts
+        xw, yw = x - mx[codes], y - my[codes]
+        total = float(((x - x.mean()) * (y - y.mean())).sum())
+        between = float((counts * (mx - x.mean()) * (my - y.mean())).sum())
+        per = np.array([_pearson_r(x[codes == c], y[codes == c]) for c in range(n_clusters)])
+        per = per[~np.isnan(per)]
+        rows.append([
+            metric, gap, column, "abs" if transform[metric] else "signed",
+            _pearson_r(x, y), _pearson_r(xw, yw), _pearson_r(mx, my),
+            float(np.median(per)) if per.size else float("nan"),
+            float(per.min()) if per.size else float("nan"), float(per.max()) if per.size else float("nan"),
+            between / total if total != 0 else float("nan"), int(x.size), int(n_clusters),
+        ])
+    return pd.DataFrame(rows, columns=["metric", "gap", "metric_column", "gap_transform", "r_pooled", "r_within",
+                                       "r_between", "r_cluster_median", "r_cluster_min", "r_cluster_max",
+                                       "between_share", "n", "n_clusters"])
 
 
 # --------------------------------------------------------------------------------------------------------------
