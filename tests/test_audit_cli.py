@@ -338,3 +338,24 @@ def test_score_reads_a_complete_table_without_loading_a_model(tmp_path, capsys, 
 def test_score_names_a_bad_system_in_one_line(capsys):
     code, _, err = run_cli(["score", "resume_pointwise", "--systems", "gpt7-fp32-paper"], capsys)
     assert_one_line_error(code, err, r"system id 'gpt7-fp32-paper' is not <model>-<precision>-<wording>")
+
+
+@pytest.mark.parametrize("prog, expected", [
+    (None, "allocbias score resume_pointwise --systems smollm2-fp32-paper --jobs retail"),
+    ("python scripts/score_study.py", "python scripts/score_study.py resume_pointwise --systems smollm2-fp32-paper "
+                                      "--jobs retail"),
+])
+def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, monkeypatch, capsys):
+    """scripts/score_study.py is `allocbias score` under another name; provenance records what was typed."""
+    from allocbias import runs
+
+    seen = {}
+
+    def fake(system, cands, *, command, **kw):
+        seen["command"] = command
+        return cands
+
+    monkeypatch.setattr(runs, "score_resume_pointwise", fake)
+    argv = ["resume_pointwise", "--systems", "smollm2-fp32-paper", "--jobs", "retail"]
+    assert cli.main(argv if prog else ["score", *argv], prog=prog) == 0
+    assert seen["command"] == expected

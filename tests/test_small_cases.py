@@ -25,7 +25,7 @@ def test_batch_size_zero_is_an_error():
                           "smollm2-fp32-paper", "--jobs", "retail", "--batch-size", "0"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "--batch-size must be >= 1, got 0" in run.stderr
+    assert "--batch-size: expected a number >= 1, got 0" in run.stderr
 
 
 @pytest.mark.parametrize("written", ["Jose Alvarez", "JOSÉ ÁLVAREZ", unicodedata.normalize("NFD", "José Álvarez")])

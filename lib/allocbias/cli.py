@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_line(argv: Sequence[str]) -> str:
-    return "allocbias " + " ".join(shlex.quote(a) for a in argv)
+def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
+    return prog + " " + " ".join(shlex.quote(a) for a in argv)
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -141,12 +141,11 @@ def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
+def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentParser) -> int:
     from . import data as D
     from . import items, runs
     from .systems import parse_system
 
-    command = _command_line(argv)
     systems = [parse_system(s) for s in args.systems]
     kw = {"batch_size": args.batch_size} if args.batch_size else {}
     for system in systems:
@@ -180,17 +179,22 @@ def _score(args: argparse.Namespace, argv: Sequence[str], parser: argparse.Argum
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``allocbias`` with ``argv`` (default: the process's arguments); returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
+    """Run ``allocbias`` with ``argv`` (default: the process's arguments); returns the exit status.
+
+    ``prog`` names a wrapper that runs ``allocbias score`` under another name (``scripts/score_study.py``): its
+    arguments are those after ``score``, and the command recorded in a table's provenance is ``prog`` followed by
+    them, so a table extended through either entry point records the command that was typed.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(["score", *argv] if prog else argv)
     try:
         if args.command == "audit":
             return _audit(args, argv)
-        return _score(args, argv, parser)
+        return _score(args, _command_line(argv, prog) if prog else _command_line(argv), parser)
     except KeyboardInterrupt:
         if args.traceback:
             raise
