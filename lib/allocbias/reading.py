@@ -1,0 +1,201 @@
+"""How a built page of the book reads: the share of visible code, findings first, nothing cut off on the right.
+
+The book's chapters are notebooks, and a notebook's plumbing (imports, glue calls, checks) is code a reader does
+not need. These functions measure a page of the built HTML book (jupyter-book 1.x, myst-nb) as a reader sees it:
+
+- :func:`visible_code_share`: characters of code-cell input a reader sees without opening a toggle, over all the
+  characters of the article's text. Removed cells are not in the HTML; a ``hide-input`` cell's source sits inside a
+  closed ``<details>`` element and is not counted as visible.
+- :func:`findings_first`: whether the page opens with the findings admonition before its first section.
+- :func:`horizontal_overflow`: runs headless Chromium on a copy of the page with a measuring script injected, and
+  returns the elements whose right edge passes the article column (and is not inside a box that scrolls).
+
+Only the standard library is used to read HTML, so the measures run wherever the book builds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+__all__ = ["PageReading", "findings_first", "horizontal_overflow", "read_page", "visible_code_share"]
+
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _Reader(HTMLParser):
+    """Counts the article's text characters, and those inside code-cell inputs that are not in a closed toggle."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, set[str]]] = []
+        self.in_article = 0  # depth of the article element on the stack, 0 when outside
+        self.text = 0
+        self.code = 0
+        self.events: list[str] = []  # "findings" and "h2" in document order, inside the article
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = set((dict(attrs).get("class") or "").split())
+        if tag == "article" and "bd-article" in classes and not self.in_article:
+            self.in_article = len(self.stack) + 1
+        if self.in_article:
+            if "admonition-findings" in classes:
+                self.events.append("findings")
+            if tag == "h2":
+                self.events.append("h2")
+        if tag not in _VOID:
+            self.stack.append((tag, classes))
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                break
+        if self.in_article and len(self.stack) < self.in_article:
+            self.in_article = 0
+
+    def handle_data(self, data: str) -> None:
+        if not self.in_article:
+            return
+        if any(tag in ("script", "style") for tag, _ in self.stack):
+            return
+        n = len("".join(data.split()))  # characters a reader sees, without layout whitespace
+        self.text += n
+        in_input = any("cell_input" in classes for _, classes in self.stack)
+        hidden = any(tag == "details" for tag, _ in self.stack)
+        if in_input and not hidden:
+            self.code += n
+
+
+class PageReading(dict):
+    """``text`` (characters of the article), ``code`` (visible code-input characters), ``share``, ``findings_first``."""
+
+
+def read_page(html: str) -> PageReading:
+    """Read one built page.
+
+    >>> page = ('<article class="bd-article"><h1>T</h1><p>abcdef</p>'
+    ...         '<div class="cell"><div class="cell_input"><pre>x = 1</pre></div></div>'
+    ...         '<details><div class="cell_input"><pre>hidden()</pre></div></details></article>')
+    >>> r = read_page(page)
+    >>> r["text"], r["code"], round(r["share"], 3)
+    (18, 3, 0.167)
+    """
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    if reader.text == 0:
+        raise ValueError("no text inside <article class=\"bd-article\">: is this a page of a jupyter-book build?")
+    events = reader.events
+    first = events.index("findings") if "findings" in events else None
+    return PageReading(text=reader.text, code=reader.code, share=reader.code / reader.text,
+                       findings_first=first is not None and "h2" not in events[:first])
+
+
+def visible_code_share(html: str) -> float:
+    """Visible code-input characters over all text characters of the page's article.
+
+    >>> visible_code_share('<article class="bd-article"><p>abc</p><div class="cell_input">d</div></article>')
+    0.25
+    """
+    return read_page(html)["share"]
+
+
+def findings_first(html: str) -> bool:
+    """Whether a findings admonition comes before the first ``h2`` section of the page.
+
+    >>> findings_first('<article class="bd-article"><h1>T</h1><div class="admonition-findings admonition">'
+    ...                '<p>x</p></div><section><h2>Overview</h2></section></article>')
+    True
+    >>> findings_first('<article class="bd-article"><h1>T</h1><section><h2>Overview</h2></section>'
+    ...                '<div class="admonition-findings admonition"><p>x</p></div></article>')
+    False
+    """
+    return read_page(html)["findings_first"]
+
+
+# After the page has laid out (MathJax included), list every element of the article whose right edge passes the
+# article's, unless a box between them scrolls or clips horizontally and itself stays inside the article.
+_MEASURE = """
+<script>
+window.addEventListener('load', function () { setTimeout(function () {
+  var art = document.querySelector('article.bd-article') || document.body;
+  var limit = art.getBoundingClientRect().right + 1;
+  var out = {viewport: document.documentElement.clientWidth, scrollWidth: document.documentElement.scrollWidth,
+             article_right: limit - 1, offenders: []};
+  var all = art.querySelectorAll('*');
+  for (var i = 0; i < all.length; i++) {
+    var el = all[i], r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= limit) continue;
+    var p = el.parentElement, boxed = false;
+    while (p && p !== art) {
+      var s = getComputedStyle(p);
+      if ((s.overflowX === 'auto' || s.overflowX === 'scroll' || s.overflowX === 'hidden')
+          && p.getBoundingClientRect().right <= limit) { boxed = true; break; }
+      p = p.parentElement;
+    }
+    if (boxed) continue;
+    var inner = false;  // report the outermost offender only
+    for (var j = 0; j < out.offenders.length; j++) { if (out.offenders[j].el.contains(el)) { inner = true; break; } }
+    if (!inner) out.offenders.push({el: el, right: Math.round(r.right)});
+  }
+  out.offenders = out.offenders.map(function (o) {
+    var text = (o.el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 60);
+    return o.el.tagName.toLowerCase() + '.' + String(o.el.className).split(' ').slice(0, 2).join('.')
+           + ' right=' + o.right + ' "' + text + '"';
+  });
+  document.body.setAttribute('data-overflow', JSON.stringify(out));
+}, 2000); });
+</script>
+"""
+
+
+def chromium() -> str | None:
+    """The path of a Chromium (or Chrome) executable on ``PATH``, else ``None``."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, *, browser: str | None = None,
+                        timeout: float = 120) -> dict:
+    """Lay ``page`` (a built HTML file) out in headless Chromium at ``width`` px and return what passes the column.
+
+    The page is copied next to itself (so its relative CSS, JS and images load) with a measuring script injected;
+    Chromium's ``--dump-dom`` returns the DOM after the script ran. Returns ``viewport``, ``scrollWidth`` (wider
+    than the viewport: the whole page scrolls sideways), ``article_right`` and ``offenders`` (outermost elements
+    past the article column, each as ``tag.class right=<px> "text"``). Raises ``RuntimeError`` naming the page when
+    Chromium is missing or returns no measurement.
+    """
+    page = Path(page)
+    browser = browser or chromium()
+    if browser is None:
+        raise RuntimeError("no Chromium on PATH (apt-get install chromium) to lay out " + str(page))
+    html = page.read_text(encoding="utf-8")
+    if "</body>" not in html:
+        raise ValueError(f"{page}: no </body>; not an HTML page")
+    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, prefix=".measure-", delete=False,
+                                     encoding="utf-8") as probe:
+        probe.write(html.replace("</body>", _MEASURE + "</body>", 1))
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            run = subprocess.run(
+                [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 f"--user-data-dir={profile}", f"--window-size={width},{height}", "--virtual-time-budget=8000",
+                 "--dump-dom", Path(probe.name).resolve().as_uri()],
+                capture_output=True, text=True, timeout=timeout)
+    finally:
+        Path(probe.name).unlink(missing_ok=True)
+    found = re.search(r'data-overflow="([^"]*)"', run.stdout)
+    if not found:
+        raise RuntimeError(f"{page}: Chromium returned no measurement (exit {run.returncode}): {run.stderr[-300:]}")
+    import html as _html
+
+    return json.loads(_html.unescape(found.group(1)))

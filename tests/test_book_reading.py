@@ -1,0 +1,121 @@
+"""How the built book reads (issue: findings first, code out of the way, nothing cut off).
+
+Fast tests check the measures on small hand-written pages. The ``notebooks`` test builds the smoke book (every
+chapter executed under the smoke profile, rendered by jupyter-book) into a temporary folder and checks every
+chapter page: visible code at most 20% of the text, the findings admonition before the first section, and no
+element past the article column at 1280 and 800 px in headless Chromium (skipped, saying so, without Chromium).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from allocbias.book import toc_notebooks
+from allocbias.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
+
+from .conftest import ROOT
+
+MAX_CODE_SHARE = 0.20
+WIDTHS = (1280, 800)
+
+PAGE = ('<html><body><nav><p>navigation text is not counted</p></nav><article class="bd-article">'
+        '<section><h1>Title</h1><p>{intro}</p>{findings}<section><h2>Overview</h2><p>prose prose</p>'
+        '<div class="cell docutils container"><div class="cell_input docutils container"><pre>{code}</pre></div>'
+        '<div class="cell_output"><pre>output</pre></div></div>'
+        '<div class="cell tag_hide-input"><details class="admonition hide above-input"><summary>Show code</summary>'
+        '<div class="cell_input"><pre>{hidden}</pre></div></details></div></section></section></article>'
+        '</body></html>')
+FINDINGS = '<div class="admonition-findings admonition"><p class="admonition-title">Findings</p><p>x</p></div>'
+
+
+def test_visible_code_counts_open_inputs_only():
+    page = PAGE.format(intro="abcd", findings="", code="print(1)", hidden="secret_plumbing()")
+    reading = read_page(page)
+    # text: Title(5) abcd(4) Overview(8) proseprose(10) print(1)(8) output(6) Showcode(8) secret_plumbing()(17)
+    assert reading["text"] == 66
+    assert reading["code"] == len("print(1)")
+    assert visible_code_share(page) == pytest.approx(8 / 66)
+
+
+def test_more_visible_code_raises_the_share():
+    small = visible_code_share(PAGE.format(intro="a", findings="", code="x", hidden=""))
+    large = visible_code_share(PAGE.format(intro="a", findings="", code="x = compute(everything) " * 20, hidden=""))
+    assert large > MAX_CODE_SHARE > small
+
+
+def test_findings_must_come_before_the_first_section():
+    assert findings_first(PAGE.format(intro="a", findings=FINDINGS, code="", hidden=""))
+    assert not findings_first(PAGE.format(intro="a", findings="", code="", hidden=""))
+    late = PAGE.format(intro="a", findings="", code="", hidden="").replace("<p>prose prose</p>", FINDINGS)
+    assert not findings_first(late)
+
+
+def test_a_page_without_an_article_is_refused():
+    with pytest.raises(ValueError, match="bd-article"):
+        read_page("<html><body><p>no book here</p></body></html>")
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_overflow_finds_what_passes_the_column_and_spares_what_scrolls(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text('<html><head><style>article{width:600px}</style></head><body><article class="bd-article">'
+                    '<p>fits</p><div style="width:900px">too wide</div>'
+                    '<div style="overflow-x:auto;width:500px"><table style="width:2000px"><tr><td>scrolls</td></tr>'
+                    '</table></div></article></body></html>')
+    found = horizontal_overflow(page, 1280)
+    assert len(found["offenders"]) == 1 and '"too wide"' in found["offenders"][0], found
+    assert not list(tmp_path.glob(".measure-*")), "the probe copy is removed"
+
+
+@pytest.fixture(scope="module")
+def smoke_book(smoke_notebook, tmp_path_factory) -> Path:
+    """The smoke book, built into a temporary folder from the session's smoke-executed chapters."""
+    root = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, root / name)
+    for name in ("book", "_static"):
+        shutil.copytree(ROOT / name, root / name)
+    out = root / "build" / "notebooks"
+    out.mkdir(parents=True)
+    for source in toc_notebooks(root=ROOT):
+        executed, _ = smoke_notebook(source.stem)
+        shutil.copy(executed, out / source.name)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    run = subprocess.run([str(jb), "build", str(root), "-W", "-n", "--keep-going"], capture_output=True, text=True,
+                         timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return root / "_build" / "html"
+
+
+@pytest.mark.notebooks
+def test_every_chapter_reads_findings_first_with_little_visible_code(smoke_book):
+    problems = []
+    for source in toc_notebooks(root=ROOT):
+        page = smoke_book / "build" / "notebooks" / f"{source.stem}.html"
+        reading = read_page(page.read_text(encoding="utf-8"))
+        if reading["share"] > MAX_CODE_SHARE:
+            problems.append(f"{source.stem}: visible code is {reading['share']:.1%} of the text "
+                            f"(at most {MAX_CODE_SHARE:.0%})")
+        if not reading["findings_first"]:
+            problems.append(f"{source.stem}: no findings admonition before the first section")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.notebooks
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_no_page_is_cut_off_on_the_right(smoke_book):
+    pages = sorted(smoke_book.glob("build/notebooks/*.html")) + sorted(smoke_book.glob("book/*.html"))
+    assert len(pages) >= len(toc_notebooks(root=ROOT))
+    problems = []
+    for page in pages:
+        for width in WIDTHS:
+            found = horizontal_overflow(page, width)
+            if found["scrollWidth"] > found["viewport"] or found["offenders"]:
+                problems.append(f"{page.relative_to(smoke_book)} at {width} px: page width {found['scrollWidth']}, "
+                                f"past the column: {found['offenders'][:3]}")
+    assert not problems, "\n".join(problems)
