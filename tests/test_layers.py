@@ -14,7 +14,7 @@ import pytest
 import allocbias
 
 LIB = Path(allocbias.__file__).parent
-STUDY = {"systems", "items", "catalog", "runs", "tables", "study"}
+STUDY = {"systems", "items", "catalog", "runs", "tables"}
 
 
 def imported(module: str) -> set[str]:
@@ -38,29 +38,24 @@ def imported(module: str) -> set[str]:
 @pytest.mark.parametrize(("module", "forbidden"), [
     ("systems", STUDY),
     ("items", STUDY),
-    ("catalog", {"runs", "tables", "study", "book"}),
-    ("runs", {"tables", "study", "book"}),
-    ("tables", {"catalog", "runs", "study", "book"}),
+    ("catalog", {"runs", "tables", "book"}),
+    ("runs", {"tables", "book"}),
+    ("tables", {"catalog", "runs", "book"}),
     ("user_models", STUDY - {"systems"}),
     ("plotting", STUDY),
     ("book", STUDY),
-    ("study", {"book"}),
 ])
 def test_imports_point_down_the_flow(module, forbidden):
     assert not imported(module) & forbidden, f"allocbias.{module} imports {sorted(imported(module) & forbidden)}"
 
 
-def test_library_outside_the_facade_does_not_use_it():
-    users = sorted(p.stem for p in LIB.glob("*.py") if p.stem != "study" and "study" in imported(p.stem))
-    assert users == [], f"modules importing the compatibility facade allocbias.study: {users}"
-
-
-def test_facade_reexports_the_same_objects():
-    from allocbias import catalog, items, runs, study, systems, tables
-
-    homes = (systems, items, catalog, runs, tables)
-    for name in study.__all__:
-        obj = getattr(study, name)
-        owners = [m for m in homes if getattr(m, name, None) is obj]
-        assert owners or name in {"MissingRowsError", "ScoreStore", "content_hash", "run_resumable",
-                                  "set_live_scoring"}, name
+def test_the_old_study_module_is_gone_and_nothing_uses_it():
+    """``study.py`` did five jobs; its names live in the five modules above, and no chapter reaches into it."""
+    assert not (LIB / "study.py").exists()
+    root = LIB.parent.parent
+    users = [p.name for p in [*root.glob("notebooks/*.ipynb"), *LIB.glob("resources/*.ipynb"), *LIB.glob("*.py"),
+                              *root.glob("scripts/*.py"), *root.glob("benchmarks/*.py")]
+             if "allocbias.study" in p.read_text(encoding="utf-8")
+             or any(line.strip().startswith("from allocbias import") and "study" in line.split("import", 1)[1].replace(",", " ").split()
+                    for line in p.read_text(encoding="utf-8").replace('\\n"', "").replace('"', "").splitlines())]
+    assert users == [], users
