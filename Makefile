@@ -1,5 +1,6 @@
 # allocbias: two commands, each doing its own set-up.
 #   make book   execute every notebook of _toc.yml with papermill (PROFILE=default) and build the HTML book
+#   make book-student  the same book with every exercise solution removed, into _build/student/html
 #   make test   run the library's tests and every notebook with the smoke profile, then re-execute the fast
 #               chapters with nbval and compare every output (a chapter that is not deterministic fails)
 SHELL := /bin/bash
@@ -18,13 +19,14 @@ export HF_DATASETS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install book notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
+.PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
 
 # Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
 NBVAL_CHAPTERS := 03_decisions 11_why_averages_fail 12_local_law_144
 
 help:
 	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"
+	@echo "make book-student [PROFILE=...]    the book without exercise solutions, into _build/student/html"
 	@echo "make test                          library tests + every notebook under the smoke profile + nbval"
 	@echo "make test-nbval                    re-execute the fast chapters with nbval and compare every output"
 	@echo "make bench                         run the benchmarks (ratios measured side by side)"
@@ -49,6 +51,14 @@ html: $(STAMP)
 	@echo "The book is in _build/html/index.html"
 
 book: notebooks html
+
+# The student edition: the same executed notebooks with every exercise solution removed (the local Sphinx
+# extension book/_ext/student_edition.py), written to _build/student/html.
+book-student: notebooks
+	sed 's#^sphinx:$$#sphinx:\n  local_extensions:\n    student_edition: $(CURDIR)/book/_ext/#' _config.yml > build/_config_student.yml
+	$(VENV)/bin/jupyter-book build . --config build/_config_student.yml --path-output build/student -W -n --keep-going
+	rm -rf _build/student && mkdir -p _build/student && cp -r build/student/_build/html _build/student/html
+	@echo "The student edition is in _build/student/html/index.html"
 
 test-lib: $(STAMP)
 	$(PY) -m pytest tests -m "not notebooks" -q
