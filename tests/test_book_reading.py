@@ -119,3 +119,30 @@ def test_no_page_is_cut_off_on_the_right(smoke_book):
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: page width {found['scrollWidth']}, "
                                 f"past the column: {found['offenders'][:3]}")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.notebooks
+def test_the_student_edition_keeps_exercises_and_drops_every_solution(smoke_book):
+    """``make book-student``: the same build with book/_ext/student_edition.py, which removes the solutions."""
+    root = smoke_book.parent.parent
+    config = (root / "_config.yml").read_text(encoding="utf-8")
+    assert "\nsphinx:\n" in config
+    student = root / "_config_student.yml"
+    student.write_text(config.replace("\nsphinx:\n", f"\nsphinx:\n  local_extensions:\n    student_edition: "
+                                                   f"{root / 'book' / '_ext'}/\n", 1), encoding="utf-8")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    run = subprocess.run([str(jb), "build", str(root), "--config", str(student), "--path-output", str(root / "student"),
+                          "-W", "-n", "--keep-going"], capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    problems = []
+    for source in toc_notebooks(root=ROOT):
+        full = (smoke_book / "build" / "notebooks" / f"{source.stem}.html").read_text(encoding="utf-8")
+        page = (root / "student" / "_build" / "html" / "build" / "notebooks" / f"{source.stem}.html").read_text(
+            encoding="utf-8")
+        if full.count('class="exercise') != page.count('class="exercise'):
+            problems.append(f"{source.stem}: exercises differ from the full book")
+        if 'class="solution' in page:
+            problems.append(f"{source.stem}: a solution is left in the student edition")
+        if 'class="solution' not in full:
+            problems.append(f"{source.stem}: the full book shows no solution to compare with")
+    assert not problems, "\n".join(problems)
