@@ -224,11 +224,8 @@ def score_essays_pointwise(
     the ``essay_pointwise`` table of ``root`` (missing rows only are scored). Returns the essay table with
     ``score``, ``label_mass``, ``p_1`` .. ``p_5`` and ``n_tokens``.
     """
-    items = essay_pointwise_items(essays)
-    store, lazy = _local(system, "essay_pointwise", root, command, engine, engine_batch_size)
-    table = _score_missing(store, lazy, items, labels=ESSAY_LABELS, batch_size=batch_size, progress=progress)
-    table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
-    return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
+    return _graded(system, "essay_pointwise", essay_pointwise_items(essays), root, engine, batch_size,
+                   engine_batch_size, command, progress)
 
 
 def score_ellipse_pointwise(
@@ -250,8 +247,13 @@ def score_ellipse_pointwise(
     The essays are long (about 550 tokens), so the defaults score one essay per forward pass and append every 8:
     an interrupted run loses at most 8 essays' work.
     """
-    items = ellipse_pointwise_items(essays)
-    store, lazy = _local(system, "ellipse_pointwise", root, command, engine, engine_batch_size)
+    return _graded(system, "ellipse_pointwise", ellipse_pointwise_items(essays), root, engine, batch_size,
+                   engine_batch_size, command, progress)
+
+
+def _graded(system, task, items, root, engine, batch_size, engine_batch_size, command, progress) -> pd.DataFrame:
+    """The essay items of ``task`` with their grades (one store, missing rows scored), one row per essay."""
+    store, lazy = _local(system, task, root, command, engine, engine_batch_size)
     table = _score_missing(store, lazy, items, labels=ESSAY_LABELS, batch_size=batch_size, progress=progress)
     table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
     return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
