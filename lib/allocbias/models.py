@@ -262,11 +262,27 @@ class LoadedModel:
         return int(getattr(config, "max_position_embeddings"))
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks (a ``.gguf`` model's fingerprint)."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_weights(folder: Path) -> list[Path]:
+    """A Hugging Face model folder's weight files (``*.safetensors`` then ``*.bin``), sorted."""
+    return sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """A model folder's fingerprint: SHA-256 over the name and :func:`file_sha256` of ``config.json`` and of
+    each weight file, in that order (the ``source_sha256`` recorded in a loaded model's metadata)."""
+    digest = hashlib.sha256()
+    for file in [folder / "config.json", *folder_weights(folder)]:
+        digest.update(file.name.encode())
+        digest.update(file_sha256(file).encode())
     return digest.hexdigest()
 
 
@@ -444,7 +460,7 @@ def _gguf_cache(name: str, gguf_locate: Callable[[], Path], key: str, source: di
         return folder
     gguf = gguf_locate()
     if "source_sha256" not in source:
-        source = {**source, "source_sha256": _sha256(gguf)}
+        source = {**source, "source_sha256": file_sha256(gguf)}
     _convert_gguf(gguf, folder, source)
     return folder
 
@@ -469,19 +485,14 @@ def _resolve(name_or_path: str | os.PathLike[str]) -> tuple[str, Path, dict[str,
         return name, folder, json.loads((folder / "allocbias_source.json").read_text()), spec
     path = Path(name).expanduser()
     if path.is_file() and path.suffix == ".gguf":
-        sha = _sha256(path)
+        sha = file_sha256(path)
         source = {"source_kind": "gguf-file", "source_file": path.name, "source_sha256": sha}
         folder = _gguf_cache(path.stem, lambda: path, sha[:16], source)
         return name, folder, json.loads((folder / "allocbias_source.json").read_text()), None
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ValueError(f"model folder {path} has no config.json")
-        weights = sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin"))
-        digest = hashlib.sha256()
-        for file in [path / "config.json", *weights]:
-            digest.update(file.name.encode())
-            digest.update(_sha256(file).encode())
-        source = {"source_kind": "hf-folder", "source_file": path.name, "source_sha256": digest.hexdigest()}
+        source = {"source_kind": "hf-folder", "source_file": path.name, "source_sha256": folder_fingerprint(path)}
         return name, path, source, None
     if path.exists():
         raise ValueError(f"model path {path} is neither a folder nor a .gguf file")

@@ -26,30 +26,19 @@ sentence what is wrong with an argument that names no model.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import systems
+from .models import file_sha256, folder_fingerprint, folder_weights
 from .systems import System
 
 __all__ = ["ServedSystem", "UserSystem", "model_fingerprint", "resolve_system", "system_label"]
 
 _NAME = re.compile(r"[^a-z0-9._-]+")
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _weights(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
 
 
 def model_fingerprint(path: str | Path) -> str:
@@ -58,7 +47,7 @@ def model_fingerprint(path: str | Path) -> str:
     Raises ``ValueError`` naming the path when it is neither a ``.gguf`` file nor a folder with ``config.json``
     and weights.
 
-    >>> import tempfile, pathlib
+    >>> import hashlib, tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "toy.gguf"
     >>> _ = f.write_bytes(b"GGUF")
     >>> model_fingerprint(f) == hashlib.sha256(b"GGUF").hexdigest()
@@ -70,7 +59,7 @@ def model_fingerprint(path: str | Path) -> str:
             raise ValueError(
                 f"{path} is a file but not a .gguf model: pass a .gguf file or a Hugging Face model folder"
             )
-        return _sha256(path)
+        return file_sha256(path)
     if not path.is_dir():
         raise ValueError(f"{path} does not exist")
     if not (path / "config.json").is_file():
@@ -78,14 +67,9 @@ def model_fingerprint(path: str | Path) -> str:
             f"folder {path} is not a model: it has no config.json; pass a Hugging Face model folder "
             "(config.json, weights, tokenizer), a .gguf file or a registry name"
         )
-    weights = _weights(path)
-    if not weights:
+    if not folder_weights(path):
         raise ValueError(f"folder {path} is not a model: it has no *.safetensors or *.bin weights")
-    digest = hashlib.sha256()
-    for file in [path / "config.json", *weights]:
-        digest.update(file.name.encode())
-        digest.update(_sha256(file).encode())
-    return digest.hexdigest()
+    return folder_fingerprint(path)
 
 
 def _short_name(path: Path) -> str:
