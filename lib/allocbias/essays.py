@@ -21,7 +21,7 @@ from . import data as D
 from .intervals import cluster_bootstrap, percentile_intervals
 from .selection import allocation_gaps, draw_random_pools
 
-__all__ = ["HUMAN", "essay_gap_intervals", "essay_gaps", "grader_table"]
+__all__ = ["HUMAN", "essay_gap_intervals", "essay_gaps", "essay_points", "grader_table"]
 
 #: The grader name of the human score in a grader table.
 HUMAN = "human"
@@ -171,3 +171,47 @@ def essay_gap_intervals(
     return percentile_intervals(estimate, reps, ["grouping", "grader", "k", "group"], values, confidence)
 
 
+
+
+def essay_points(
+    table: pd.DataFrame,
+    graders: Sequence[str],
+    *,
+    k: int = 2,
+    rounds: int = 2000,
+    pool_size: int = 10,
+    seed: int = 0,
+    groupings: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """The predictive-validity points of the essay task: one row per (grouping, grader, group).
+
+    For each grouping (default :data:`allocbias.data.ELLIPSE_GROUPINGS`) and each grader column of ``table``
+    (:func:`grader_table`), the score-level metrics of the group against the grouping's reference group
+    (:func:`allocbias.metrics.bias_table`: ``rabbi``, ``avg_gap``, ``jsd``, ``emd`` and their ``_qualified``
+    versions) next to its selection gaps ``dDP`` and ``dEO`` at ``k`` (:func:`essay_gaps`, the same pools for
+    every grader). This is what chapters 4, 5 and 14 correlate or rank.
+
+    >>> t = pd.DataFrame({"essay_id": list("abcdefgh"), "g": list("XXXXYYYY"), "qualified": [True, False] * 4,
+    ...                   "human": [4, 2, 4, 2, 4, 2, 4, 2.0], "m": [5, 4, 5, 4, 2, 1, 2, 1.0]})
+    >>> p = essay_points(t, ["human", "m"], k=4, rounds=1, pool_size=8, groupings={"g": ["X", "Y"]})
+    >>> p[["grouping", "grader", "group", "rabbi", "dDP"]].to_dict("records")
+    [{'grouping': 'g', 'grader': 'human', 'group': 'Y', 'rabbi': 0.0, 'dDP': 0.0}, {'grouping': 'g', 'grader': 'm', 'group': 'Y', 'rabbi': -1.0, 'dDP': -1.0}]
+    """
+    from .metrics import bias_table
+
+    groupings = dict(D.ELLIPSE_GROUPINGS if groupings is None else groupings)
+    graders = list(graders)
+    long = table.melt(id_vars=[c for c in table.columns if c not in graders], value_vars=graders,
+                      var_name="grader", value_name="given_grade")
+    parts = []
+    for grouping, members in groupings.items():
+        reference = D.ELLIPSE_REFERENCE_GROUPS.get(grouping, list(members)[0])
+        metrics = bias_table(long[long[grouping].isin(members)], "given_grade", grouping, reference, by=["grader"],
+                             qualified="qualified")
+        gaps = essay_gaps(table, graders, grouping, reference=reference, groups=list(members), k=[k], rounds=rounds,
+                          pool_size=pool_size, seed=seed)
+        parts.append(metrics.rename(columns={grouping: "group"}).merge(
+            gaps[["grader", "group", "dDP", "dEO"]], on=["grader", "group"], validate="one_to_one")
+            .assign(grouping=grouping))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["grouping", *[c for c in out.columns if c != "grouping"]]]
