@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
+from allocbias import datasets  # noqa: E402
 from allocbias.rankings import build_tables  # noqa: E402
 
 PREFIX = "data/intermediary/resume_ranking/"
@@ -104,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in tables.items():
         (args.out / name).write_bytes(text)
-        print(f"wrote {args.out / name}")
+        datasets.record(args.out / name)
+        print(f"wrote {args.out / name} (digest recorded in its data card)")
     return 0
 
 

@@ -18,6 +18,7 @@ import io
 import sys
 from pathlib import Path
 
+from allocbias import datasets
 from allocbias import names as N
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,10 @@ def render(rule: N.NameRule = N.DEFAULT_RULE) -> tuple[str, str]:
     N.check_rule(table, rule)
     buffer = io.StringIO()
     N.write_names_csv(table, buffer)
-    return buffer.getvalue(), N.render_data_card(table, sources, rule)
+    csv_text = buffer.getvalue()
+    card = N.render_data_card(table, sources, rule).rstrip("\n")
+    digests = datasets.digest_section({DEFAULT_OUT.name: csv_text.encode("utf-8")})
+    return csv_text, f"{card}\n\n{digests}\n"
 
 
 def card_path(csv_path: Path) -> Path:

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from allocbias import datasets
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "data" / "essays" / "ellipse.csv"
 ZIP_PATH = "ELLIPSE_Final_github_test.zip"
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     TARGET.parent.mkdir(parents=True, exist_ok=True)
     TARGET.write_bytes(new)
+    datasets.record(TARGET)
     print(f"wrote {TARGET.relative_to(ROOT)} ({len(new):,} bytes)")
     return 0
 

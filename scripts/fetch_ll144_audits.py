@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from allocbias import datasets
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "data" / "ll144_audits" / "audits.csv"
 SOURCE_PATH = "audits/audits_full.csv"
@@ -72,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(raw)
+    datasets.record(args.out)
     print(f"wrote {args.out}")
     return 0
 

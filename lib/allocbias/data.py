@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from . import datasets
+
 __all__ = [
     "repo_root",
     "CANDIDATE_COLUMNS",
@@ -165,10 +167,12 @@ def load_names(path: str | Path | None = None) -> pd.DataFrame:
     >>> names.groupby("kind").size().to_dict()
     {'first': 800, 'last': 400}
     """
+    required = path is None  # a path the caller names is their own table
     path = Path(path) if path is not None else data_dir() / "names.csv"
     if not path.is_file():
         raise ValueError(f"names file not found: {path}")
-    table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"name": str})
+    table = datasets.read_csv(path, required=required, keep_default_na=False, na_values=[""],
+                              dtype={"name": str})
     missing = [c for c in _NAME_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"names file {path} lacks columns {missing}")
@@ -380,12 +384,15 @@ def validate_job(job: Job) -> None:
                 raise ValueError(f"{where}: {state} key skill {label!r} contrary to its criteria")
 
 
-def load_job(path: str | Path) -> Job:
-    """Read and validate one job file (YAML: job, title, role, as_of, key_skills, ad, resumes)."""
+def load_job(path: str | Path, required: bool = False) -> Job:
+    """Read and validate one job file (YAML: job, title, role, as_of, key_skills, ad, resumes).
+
+    The file is checked against the digest its data card records (``required=True``: refused when none is
+    recorded, as for the committed jobs; see :mod:`allocbias.datasets`)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"job file not found: {path}")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = yaml.safe_load(datasets.read_bytes(path, required).decode("utf-8"))
     where = f"job file {path.name}"
     key = str(_require(raw, "job", where))
     as_of = int(_require(raw, "as_of", where))
@@ -410,10 +417,11 @@ def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = Non
     ['high', 'high', 'medium', 'medium', 'low', 'low']
     """
     keys = _check_jobs(jobs)
+    required = folder is None  # a folder the caller names holds their own jobs
     folder = Path(folder) if folder is not None else data_dir() / "jobs"
     out = {}
     for key in keys:
-        job = load_job(folder / f"{key}.yaml")
+        job = load_job(folder / f"{key}.yaml", required)
         if job.key != key:
             raise ValueError(f"job file {key}.yaml declares job {job.key!r}")
         out[key] = job
@@ -838,8 +846,8 @@ def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] 
     path = data_dir() / "essays_demo" / "essays.csv"
     if not path.is_file():
         raise ValueError(f"demo essays not found: {path}")
-    essays = pd.read_csv(path, dtype={"essay_id": str, "topic": str, "group": str, "text": str},
-                         keep_default_na=False)
+    essays = datasets.read_csv(path, dtype={"essay_id": str, "topic": str, "group": str, "text": str},
+                               keep_default_na=False)
     missing = [c for c in ("essay_id", "topic", "group", "rating", "text") if c not in essays.columns]
     if missing:
         raise ValueError(f"demo essays file {path} lacks columns {missing}")
@@ -1053,10 +1061,12 @@ def load_ellipse(sample: str = "study", seed: int = 0, path: str | Path | None =
     """
     if sample not in ("study", "all"):
         raise ValueError(f"sample must be 'study' or 'all', got {sample!r}")
+    required = path is None  # a path the caller names is their own table
     path = Path(path) if path is not None else data_dir() / "essays" / "ellipse.csv"
     if not path.exists():
         raise ValueError(f"ELLIPSE essays not found: {path} (regenerate with scripts/fetch_ellipse.py)")
-    raw = pd.read_csv(path, dtype={"text_id_kaggle": str, "prompt": str, "full_text": str, "gender": str,
+    raw = datasets.read_csv(path, required=required,
+                            dtype={"text_id_kaggle": str, "prompt": str, "full_text": str, "gender": str,
                                    "race_ethnicity": str, "SES": str})
     missing = [c for c in _ELLIPSE_SOURCE_COLUMNS if c not in raw.columns]
     if missing:

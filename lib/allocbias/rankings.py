@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import datasets
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
 
 __all__ = [
@@ -211,8 +212,9 @@ def read_rankings(path: str | Path | None = None) -> pd.DataFrame:
     Refuses (``ValueError`` naming them) wrong columns, group labels that are not the study's, answers that do
     not have one row per group, duplicated (answer, shown position), and ranks outside ``[1, 8]``.
     """
+    required = path is None  # a path the caller names is their own table
     path = Path(path) if path is not None else _default_dir() / "rankings.csv"
-    frame = pd.read_csv(path, keep_default_na=False)
+    frame = datasets.read_csv(path, required=required, keep_default_na=False)
     _check_table(frame, RANKING_COLUMNS, str(path))
     bad = sorted(set(frame["group"]) - set(GROUPS))
     if bad:
@@ -235,8 +237,9 @@ def read_answers(path: str | Path | None = None) -> pd.DataFrame:
     """Read ``answers.csv`` (default: the committed ``data/bloomberg/answers.csv``): one row per answer, with
     its raw text, the number of candidates it named and the parse error of an unparsed answer ("" if parsed).
     Refuses wrong columns and duplicated ``answer_id`` (``ValueError`` naming them)."""
+    required = path is None  # a path the caller names is their own table
     path = Path(path) if path is not None else _default_dir() / "answers.csv"
-    frame = pd.read_csv(path, keep_default_na=False)
+    frame = datasets.read_csv(path, required=required, keep_default_na=False)
     _check_table(frame, ANSWER_COLUMNS, str(path))
     if frame["answer_id"].duplicated().any():
         raise ValueError(f"{path}: duplicated answer_id {frame.loc[frame['answer_id'].duplicated(), 'answer_id'].iloc[0]!r}")
@@ -573,8 +576,9 @@ def read_published(path: str | Path | None = None) -> pd.DataFrame:
     """Bloomberg's published top-1 table (``data/bloomberg/performance_ranking.csv``), with the study's group
     labels: ``model, job, group, top, top_og, selection_rate, impact_ratio``. Refuses other columns and unknown
     demographic codes (``ValueError`` naming them)."""
+    required = path is None  # a path the caller names is their own table
     path = Path(path) if path is not None else _default_dir() / "performance_ranking.csv"
-    frame = pd.read_csv(path)
+    frame = datasets.read_csv(path, required=required)
     _check_table(frame, _PUBLISHED_COLUMNS, str(path))
     groups = [group_label(c) for c in frame["demo"]]
     return (frame.assign(group=groups).rename(columns={"disparate_impact_ratio": "impact_ratio"})
