@@ -192,3 +192,13 @@ def test_gap_intervals_cover_the_estimate(sample):
     assert set(iv["metric"]) == {"dDP", "dEO", "dDP_minus_human", "dEO_minus_human"}
     main = iv[iv["metric"].isin(["dDP", "dEO"])]
     assert (main["ci_low"] <= main["ci_high"]).all() and (main["n_boot"] == 30).all()
+
+
+def test_agreement_verdict_says_when_every_grader_grades_backwards():
+    from allocbias.agreement import agreement_verdict
+
+    assert agreement_verdict([-0.2, -0.01]).startswith("every system grades backwards")
+    assert "backwards" not in agreement_verdict([-0.2, 0.01])
+    assert "weakly" in agreement_verdict([0.15, -0.3])
+    with pytest.raises(ValueError, match="rhos"):
+        agreement_verdict([])

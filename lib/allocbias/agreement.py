@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["HALF_POINTS", "agreement_table", "quadratic_weighted_kappa", "to_half_points"]
+__all__ = ["HALF_POINTS", "agreement_table", "agreement_verdict", "quadratic_weighted_kappa", "to_half_points"]
 
 #: The ELLIPSE holistic scale: 1 to 5 in half points (nine categories).
 HALF_POINTS: tuple[float, ...] = tuple(np.arange(1.0, 5.01, 0.5).tolist())
@@ -133,3 +133,32 @@ def agreement_table(
         rows.append({**dict(zip(by, key)), "n": int(s.size), "spearman": rho, "qwk": qwk,
                      "mean_score": float(s.mean()), "mean_human": float(h.mean())})
     return pd.DataFrame(rows)
+
+
+def agreement_verdict(rhos: Sequence[float] | np.ndarray | pd.Series) -> str:
+    """A plain-words reading of the graders' Spearman correlations with the human score (one per grader).
+
+    Every :math:`\\rho < 0` means every grader orders the essays *backwards* (better essays get lower grades), which
+    the reader must be told before any gap is read; otherwise the best :math:`\\rho` decides: below 0.1 no grader
+    follows the human score, below 0.3 they follow it weakly, else the best follows it moderately.
+
+    >>> agreement_verdict([-0.12, -0.03])
+    'every system grades backwards: all Spearman correlations with the human score are negative (from -0.12 to -0.03), so better essays tend to get lower grades'
+    >>> agreement_verdict([0.05, -0.02])
+    'none of the systems orders the essays as the human score does (every ρ is below 0.1, and a negative ρ means better essays get lower grades)'
+    >>> agreement_verdict([0.2, 0.45])
+    'the best system follows the human score moderately; the others are listed beside it'
+    """
+    values = np.asarray(rhos, dtype=float)
+    if values.size == 0 or np.isnan(values).any():
+        raise ValueError(f"rhos must be one finite Spearman correlation per grader, got {values.tolist()}")
+    if (values < 0).all():
+        return ("every system grades backwards: all Spearman correlations with the human score are negative "
+                f"(from {values.min():.2f} to {values.max():.2f}), so better essays tend to get lower grades")
+    best = float(values.max())
+    if best < 0.1:
+        return ("none of the systems orders the essays as the human score does (every ρ is below 0.1, and a "
+                "negative ρ means better essays get lower grades)")
+    if best < 0.3:
+        return "the systems follow the human score only weakly (every ρ is below 0.3)"
+    return "the best system follows the human score moderately; the others are listed beside it"
