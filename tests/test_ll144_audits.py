@@ -86,8 +86,8 @@ def test_zero_comparator_rate_says_why():
 
 
 @pytest.mark.parametrize(("frame", "message"), [
-    (counts(sex=["F", "M"], applicants=[10, -1], selected=[1, 0]), r"'applicants'.*negative.*'M'"),
-    (counts(sex=["F", "M"], applicants=[10, 10], selected=[11, 0]), r"'selected' exceeds column 'applicants'.*'F'"),
+    (counts(sex=["F", "M"], applicants=[10, -1], selected=[1, 0]), r"row 1 \(sex='M'\), column 'applicants'.*negative"),
+    (counts(sex=["F", "M"], applicants=[10, 10], selected=[11, 0]), r"row 0 \(sex='F'\): column 'selected' exceeds column 'applicants'"),
     (counts(sex=["F", "M"], applicants=[10, np.nan], selected=[1, 0]), r"'applicants'.*no count.*'M'"),
     (counts(sex=pd.Series([], dtype=object), applicants=[], selected=[]), r"no rows"),
     (counts(sex=["F", None], applicants=[10, 10], selected=[1, 1]), r"column 'sex'.*missing label"),

@@ -883,13 +883,95 @@ def _as_columns(cols: Any, what: str) -> list[str]:
     return out
 
 
-def _unknown_set(unknown: Any) -> set:
+def _unknown_list(unknown: Any) -> list:
     if unknown is None:
-        return set()
-    return {unknown} if isinstance(unknown, str) else set(unknown)
+        return []
+    return [unknown] if isinstance(unknown, str) else list(dict.fromkeys(unknown))
 
 
-def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: str, by: list[str]) -> pd.DataFrame:
+def _unknown_set(unknown: Any) -> set:
+    return set(_unknown_list(unknown))
+
+
+def _fold(label: Any) -> Any:
+    """A label as it is compared with the unknown and total labels: surrounding spaces dropped, case folded."""
+    return label.strip().casefold() if isinstance(label, str) else label
+
+
+def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any, by: list[str]) -> pd.DataFrame:
+    """Normalise the label spellings of ``cols`` and refuse labels that cannot be counted as groups.
+
+    * every spelling of an unknown label that differs only in case or surrounding spaces (``unknown``,
+      ``Unknown ``, ``MISSING/UNKNOWN``) becomes the label as ``unknown`` gives it;
+    * surrounding spaces are dropped from every other text label (``"Female "`` is ``"Female"``);
+    * a label that reads "total" but is not ``total`` itself (a lowercase ``total`` row, or any total row when
+      ``total`` is None) is refused: it sums other rows, and counting it as a group doubles the applicants;
+    * two labels of one column that differ only in case are refused (``female`` and ``Female``);
+    * two rows with the same labels in every column of ``cols`` (within a cell of ``by``) are refused, unless
+      the row holds no known label (unknown or total in every column): unknown rows are summed into the count
+      of unknown applicants.
+    """
+    unk = _unknown_list(unknown)
+    canon = {_fold(u): u for u in reversed(unk)}  # the first spelling given wins
+    total_fold = _fold(total) if total is not None else None
+    out = frame
+    for col in cols:
+        values = frame[col]
+        mapping = {}
+        folded: dict[Any, list] = {}
+        for v in pd.unique(values.to_numpy(dtype=object)):
+            if not isinstance(v, str):
+                folded.setdefault(v, []).append(v)
+                continue
+            f = _fold(v)
+            if f in canon:
+                if v != canon[f]:
+                    mapping[v] = canon[f]
+                continue
+            if f == "total" or (total_fold is not None and f == total_fold):
+                if v == total:
+                    continue
+                row = frame.index[(values == v).to_numpy()][0]
+                hint = (f"write it {total!r} (it then sums the other rows) or remove it" if total is not None
+                        else "remove it: the margins are computed from the categories' rows")
+                raise ValueError(f"row {row!r}, column {col!r}: the label {v!r} is a total row, not a group; {hint}")
+            stripped = v.strip()
+            if stripped != v:
+                mapping[v] = stripped
+            folded.setdefault(f, []).append(stripped)
+        for spellings in folded.values():
+            distinct = list(dict.fromkeys(spellings))
+            if len(distinct) > 1:
+                rows = [frame.index[(values.map(lambda x: x.strip() if isinstance(x, str) else x) == d).to_numpy()][0]
+                        for d in distinct[:2]]
+                raise ValueError(f"column {col!r}: the labels {distinct[0]!r} (row {rows[0]!r}) and {distinct[1]!r} "
+                                 f"(row {rows[1]!r}) differ only in case: spell each group one way")
+        if mapping:
+            if out is frame:
+                out = frame.copy()
+            out[col] = values.map(lambda x: mapping.get(x, x) if isinstance(x, str) else x)
+    labels = out[cols].astype(object)
+    no_known = (labels.isin(set(unk)) | (labels.eq(total) if total is not None else False)).all(axis=1)
+    dup = out.duplicated([*by, *cols], keep=False).to_numpy() & ~no_known.to_numpy()
+    if dup.any():
+        rows = out.index[dup]
+        first = out.loc[[rows[0]], [*by, *cols]].iloc[0]
+        same = out.index[(out[[*by, *cols]] == first).all(axis=1).to_numpy()]
+        raise ValueError(f"rows {same[0]!r} and {same[1]!r} repeat the group "
+                         f"{', '.join(f'{c}={first[c]!r}' for c in cols)}"
+                         f"{_where(by, tuple(first[c] for c in by))} (columns {cols}): list each group once "
+                         "(duplicate rows are not summed)")
+    return out
+
+
+def _row(frame: pd.DataFrame, k: int, cols: list[str]) -> str:
+    """``row 7 (sex='F', race='A')``: a row of ``frame`` by its index label and its group labels."""
+    labels = ", ".join(f"{c}={frame[c].iloc[k]!r}" for c in cols)
+    return f"row {frame.index[k]!r} ({labels})"
+
+
+def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: str, by: list[str],
+                       unknown: Any = None, total: Any = None) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in [*by, *group, applicants, selected] if c not in frame.columns]
@@ -904,7 +986,20 @@ def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: 
     for col in (applicants, selected):
         if not pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
             raise ValueError(f"column {col!r} must hold numeric counts, got dtype {frame[col].dtype}")
-    return frame
+        v = frame[col].to_numpy(dtype=float)
+        for bad, what in ((np.isinf(v), "is not finite"), (v < 0, "is negative")):
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{_row(frame, k, group)}, column {col!r}: the count {v[k]:g} {what}")
+    a = frame[applicants].to_numpy(dtype=float)
+    s = frame[selected].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        over = s > a * (1 + 1e-9) + 1e-9
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        raise ValueError(f"{_row(frame, k, group)}: column {selected!r} exceeds column {applicants!r}: {s[k]:g} "
+                         f"selected of {a[k]:g} applicants")
+    return _clean_labels(frame, group, unknown, total, by)
 
 
 def _label(values: Sequence[Any]) -> str:
@@ -1043,6 +1138,13 @@ def impact_ratio_table(
     An excluded group keeps its rate and a ratio against the comparator (which may exceed 1) but is never the
     comparator and never flagged. Rows whose label is in ``unknown`` are reported as counts, never as a group.
 
+    Labels are read leniently where that is safe and strictly where it is not: a spelling of an ``unknown`` label
+    that differs in case or surrounding spaces (``unknown``, ``Unknown ``) is that unknown label, and surrounding
+    spaces are dropped from every label; a label reading "total" other than ``total`` itself (a lowercase
+    ``total`` row), two rows with the same group labels (several unknown rows are summed into one count of
+    unknown applicants), two labels of a column differing only in case, and an infinite count are refused with a
+    ``ValueError`` naming the row (its index label) and the column.
+
     ``group`` may name several columns: the table then holds each column's own table (``margins=True``) and the
     intersectional one, in one call. A column's table uses the rows that sum over the other columns (labelled
     ``total``, as in a published report's sex table) when there are such rows, and otherwise the sum of the
@@ -1065,8 +1167,9 @@ def impact_ratio_table(
     Raises
     ------
     ValueError
-        naming the column and the group: negative counts, ``selected`` above ``applicants``, a missing count or
-        label, a frame without rows, or a table whose every group is excluded.
+        naming the row or group and the column: negative or infinite counts, ``selected`` above ``applicants``, a
+        missing count or label, a total row other than ``total``, a repeated group, a frame without rows, or a table
+        whose every group is excluded.
 
     Examples
     --------
@@ -1080,7 +1183,7 @@ def impact_ratio_table(
     """
     cols = _as_columns(group, "group")
     by_cols = _as_columns(by, "by")
-    frame = _check_count_frame(frame, cols, applicants, selected, by_cols)
+    frame = _check_count_frame(frame, cols, applicants, selected, by_cols, unknown, total)
     b = _check_bound(bound)
     if exclude_below is not None and not 0.0 <= float(exclude_below) < 1.0:
         raise ValueError(f"exclude_below must lie in [0, 1) or be None, got {exclude_below!r}")
