@@ -2061,9 +2061,9 @@ def bias_audit(
         small = known & ((s_ < INTERVAL_MIN_COUNT) | (n_ - s_ < INTERVAL_MIN_COUNT))
         table["interval_warning"] = np.where(
             small, f"fewer than {INTERVAL_MIN_COUNT} selected or not selected: the interval is rough", "")
-        for _, r in table[small].iterrows():
-            warnings.append(f"{r['table']} {r['group']!s}: {r['selected']:g} of {r['applicants']:g} selected, too few "
-                            "for a reliable interval")
+        for name, part in table[small].groupby("table", sort=False):
+            warnings.append(f"{name}: fewer than {INTERVAL_MIN_COUNT} selected or not selected in "
+                            f"{', '.join(map(str, part['group']))}: their intervals are rough")
     unknown_frame = (table[table["unknown"]].groupby("table", sort=False)["applicants"].sum()
                      .reindex(list(names.values()), fill_value=0.0).rename("n_unknown").reset_index())
     unknown_frame = unknown_frame.rename(columns={"table": "category"})
