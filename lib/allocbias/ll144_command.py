@@ -274,8 +274,8 @@ def _csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """Text cells a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) get a leading ``'``."""
     out = frame.copy()
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@") else v)
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = out[col].astype(object).map(lambda v: "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@") else v)
     return out
 
 
