@@ -285,3 +285,17 @@ def test_hostile_labels_are_escaped_everywhere(tmp_path, capsys):
     sex_csv = (out / "tables" / "race_ethnicity.csv").read_text()
     assert "'=HYPERLINK" in sex_csv and ",=HYPERLINK" not in sex_csv  # no formula for a spreadsheet to run
     assert json.loads((out / "ll144.json").read_text())["tables"]["sex"][0]["group"] == HOSTILE  # data keeps it
+
+
+def test_the_book_page_shows_the_current_output(monkeypatch):
+    """book/ll144_command.md quotes its commands verbatim and shows the output they give now."""
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    assert page.main(["--check"]) == 0
+    text = page.PAGE.read_text(encoding="utf-8")
+    assert text.count("<!-- ll144-page:") == 6 and "verdict of compliance" in text
