@@ -133,6 +133,12 @@ def test_fast_ks_matches_scipy_on_large_groups_with_ties():
     for r in ll144._ks_all(prep):
         ref = stats.ks_2samp(scores[groups == r.group], scores[groups != r.group])
         assert r.statistic == pytest.approx(ref.statistic, abs=1e-12) and r.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+    # above an effective size of 100,000 the limiting distribution: the same statistic, a p-value within 1%
+    big = rng.normal(0, 1, 450_000) + 0.004 * np.r_[np.zeros(225_000), np.ones(225_000)]
+    labels = np.repeat(["a", "b"], 225_000)
+    r = ll144._ks_all(ll144._prepare(big, labels))[0]
+    ref = stats.ks_2samp(big[:225_000], big[225_000:])
+    assert r.statistic == pytest.approx(ref.statistic, abs=1e-12) and r.pvalue == pytest.approx(ref.pvalue, rel=1e-2)
 
 
 # --------------------------------------------------------------------------- the command
@@ -222,6 +228,10 @@ BAD = {
                            r"x\.csv: rows 2 and 4 repeat the group sex='F', race_ethnicity='A'"),
     "infinite count": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,inf,1\n", [],
                        r"x\.csv: row 3 \(sex='M', race_ethnicity='A'\), column 'applicants'.*not finite"),
+    "total row of applicants": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,no\nM,Total,no\n", [],
+                                r"x\.csv: row 4, column 'race_ethnicity': the label 'Total' is a total row"),
+    "case-only spellings": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,no\nm,A,no\n", [],
+                            r"x\.csv: column 'sex': the labels 'M' \(row 3\) and 'm' \(row 4\) differ only in case"),
     "empty file": ("", [], r"x\.csv: the file is empty"),
     "header only": ("sex,race_ethnicity,selected\n", [], r"x\.csv: the file has a header but no rows"),
     "score not a number": ("sex,race_ethnicity,score\nF,A,1.5\nM,A,high\n", [],

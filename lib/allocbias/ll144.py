@@ -679,33 +679,38 @@ def _ks(prep: _Prepared, k: int, method: str = "auto") -> KSResult:
 
 #: Above this many scores in the larger sample, scipy's ``ks_2samp(method="auto")`` uses the asymptotic p-value.
 _KS_MAX_EXACT_N = 10_000
+#: Above this effective size ``n_g n_r / n`` the p-value is the limiting Kolmogorov distribution's.
+_KS_LIMIT_N = 100_000
 
 
 def _ks_all(prep: _Prepared) -> list[KSResult]:
     """:func:`ks_test` of every group against the rest, from the sorted scores ``prep`` already holds.
 
     Where scipy's ``ks_2samp(method="auto")`` would use the asymptotic p-value (the larger sample above 10,000
-    scores), the statistic is read off one pass over the pooled sorted scores: with ``c_g(i)`` the number of
-    group-``g`` scores among the ``i`` smallest, ``D_g = max_i |c_g(i)/n_g - (i - c_g(i))/(n - n_g)|`` over the
-    last position of each distinct score, and the p-value is ``kstwo.sf(D, round(n_g n_r / n))`` as in scipy.
-    The other groups go to scipy. (``tests/test_ll144.py`` checks both against ``scipy.stats.ks_2samp``.)
+    scores), the statistic is read off the sorted scores: at each distinct pooled score ``x``, with ``c_g(x)`` the
+    group's scores ``<= x`` (one ``searchsorted`` into the group's sorted scores) and ``c(x)`` all scores ``<= x``,
+    ``D_g = max_x |c_g(x)/n_g - (c(x) - c_g(x))/(n - n_g)|``; the p-value is scipy's,
+    ``kstwo.sf(D, round(n_g n_r / n))``, or, for an effective size ``m = n_g n_r / n`` above 100,000, the limiting
+    ``kstwobign.sf(D sqrt(m))`` (relative difference ``O(m^{-1/2})``, and scipy's finite-``m`` one takes a quarter
+    of a second per group at a million scores). The other groups go to scipy. (``tests/test_ll144_command.py``
+    checks both against ``scipy.stats.ks_2samp``.)
     """
     n = prep.pooled_sorted.size
-    order = np.argsort(prep.scores, kind="stable")
-    codes_sorted = prep.codes[order]
     ends = np.r_[np.flatnonzero(np.diff(prep.pooled_sorted) != 0), n - 1]  # last index of each distinct score
-    position = ends + 1.0
+    values = prep.pooled_sorted[ends]
+    below = ends + 1.0
     out = []
     for k, n_g in enumerate(prep.counts):  # a handful of groups, never their members
         n_r = n - int(n_g)
         if max(int(n_g), n_r) <= _KS_MAX_EXACT_N:
             out.append(_ks(prep, k))
             continue
-        c = np.cumsum(codes_sorted == k)[ends]
-        d = float(np.max(np.abs(c / n_g - (position - c) / n_r)))
+        c = np.searchsorted(prep.segments[k], values, side="right")
+        d = float(np.max(np.abs(c / n_g - (below - c) / n_r)))
         big, small = sorted([float(n_g), float(n_r)], reverse=True)
-        pvalue = float(np.clip(stats.kstwo.sf(d, np.round(big * small / (big + small))), 0, 1))
-        out.append(KSResult(prep.labels[k], d, pvalue, int(n_g), n_r))
+        m = big * small / (big + small)
+        p = stats.kstwobign.sf(d * np.sqrt(m)) if m > _KS_LIMIT_N else stats.kstwo.sf(d, np.round(m))
+        out.append(KSResult(prep.labels[k], d, float(np.clip(p, 0, 1)), int(n_g), n_r))
     return out
 
 
@@ -930,7 +935,8 @@ def _fold(label: Any) -> Any:
     return label.strip().casefold() if isinstance(label, str) else label
 
 
-def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any, by: list[str]) -> pd.DataFrame:
+def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any, by: list[str],
+                  duplicates: bool = True) -> pd.DataFrame:
     """Normalise the label spellings of ``cols`` and refuse labels that cannot be counted as groups.
 
     * every spelling of an unknown label that differs only in case or surrounding spaces (``unknown``,
@@ -941,7 +947,7 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
     * two labels of one column that differ only in case are refused (``female`` and ``Female``);
     * two rows with the same labels in every column of ``cols`` (within a cell of ``by``) are refused, unless
       the row holds no known label (unknown or total in every column): unknown rows are summed into the count
-      of unknown applicants.
+      of unknown applicants (``duplicates=False`` skips this check: rows of applicants, not of groups).
     """
     unk = _unknown_list(unknown)
     canon = {_fold(u): u for u in reversed(unk)}  # the first spelling given wins
@@ -951,7 +957,7 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
         values = frame[col]
         mapping = {}
         folded: dict[Any, list] = {}
-        for v in pd.unique(values.to_numpy(dtype=object)):
+        for v in values.unique():  # the distinct labels, never the rows
             if not isinstance(v, str):
                 folded.setdefault(v, []).append(v)
                 continue
@@ -981,7 +987,11 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
         if mapping:
             if out is frame:
                 out = frame.copy()
-            out[col] = values.map(lambda x: mapping.get(x, x) if isinstance(x, str) else x)
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            renamed = np.array([mapping.get(u, u) if isinstance(u, str) else u for u in uniques], dtype=object)
+            out[col] = np.where(codes >= 0, renamed[np.maximum(codes, 0)] if len(renamed) else None, None)
+    if not duplicates:
+        return out
     labels = out[cols].astype(object)
     no_known = (labels.isin(set(unk)) | (labels.eq(total) if total is not None else False)).all(axis=1)
     dup = out.duplicated([*by, *cols], keep=False).to_numpy() & ~no_known.to_numpy()
@@ -2014,7 +2024,7 @@ def bias_audit(
         if not (has_score or has_selected):
             raise ValueError(f"no column {selected!r} (yes/no) or {score!r}: one row per applicant needs one of them, "
                              f"and one row per category needs {applicants!r} and {selected!r}")
-        rows = _fill_unknown(data[[*cols]], cols, unk[0])
+        rows = _clean_labels(_fill_unknown(data[[*cols]], cols, unk[0]), cols, unk, None, [], duplicates=False)
         if tool is not None and tool != ("selection" if has_selected else "scoring"):
             raise ValueError(f"tool={tool!r} but the data have a {selected if has_selected else score!r} column")
         if has_selected:
