@@ -930,6 +930,11 @@ def _unknown_set(unknown: Any) -> set:
     return set(_unknown_list(unknown))
 
 
+def _at(label: Any) -> str:
+    """A row's index label as an error names it: ``7``, not ``np.int64(7)``."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
 def _fold(label: Any) -> Any:
     """A label as it is compared with the unknown and total labels: surrounding spaces dropped, case folded."""
     return label.strip().casefold() if isinstance(label, str) else label
@@ -972,7 +977,7 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
                 row = frame.index[(values == v).to_numpy()][0]
                 hint = (f"write it {total!r} (it then sums the other rows) or remove it" if total is not None
                         else "remove it: the margins are computed from the categories' rows")
-                raise ValueError(f"row {row!r}, column {col!r}: the label {v!r} is a total row, not a group; {hint}")
+                raise ValueError(f"row {_at(row)}, column {col!r}: the label {v!r} is a total row, not a group; {hint}")
             stripped = v.strip()
             if stripped != v:
                 mapping[v] = stripped
@@ -982,8 +987,8 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
             if len(distinct) > 1:
                 rows = [frame.index[(values.map(lambda x: x.strip() if isinstance(x, str) else x) == d).to_numpy()][0]
                         for d in distinct[:2]]
-                raise ValueError(f"column {col!r}: the labels {distinct[0]!r} (row {rows[0]!r}) and {distinct[1]!r} "
-                                 f"(row {rows[1]!r}) differ only in case: spell each group one way")
+                raise ValueError(f"column {col!r}: the labels {distinct[0]!r} (row {_at(rows[0])}) and {distinct[1]!r} "
+                                 f"(row {_at(rows[1])}) differ only in case: spell each group one way")
         if mapping:
             if out is frame:
                 out = frame.copy()
@@ -999,7 +1004,7 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
         rows = out.index[dup]
         first = out.loc[[rows[0]], [*by, *cols]].iloc[0]
         same = out.index[(out[[*by, *cols]] == first).all(axis=1).to_numpy()]
-        raise ValueError(f"rows {same[0]!r} and {same[1]!r} repeat the group "
+        raise ValueError(f"rows {_at(same[0])} and {_at(same[1])} repeat the group "
                          f"{', '.join(f'{c}={first[c]!r}' for c in cols)}"
                          f"{_where(by, tuple(first[c] for c in by))} (columns {cols}): list each group once "
                          "(duplicate rows are not summed)")
@@ -1009,7 +1014,7 @@ def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any
 def _row(frame: pd.DataFrame, k: int, cols: list[str]) -> str:
     """``row 7 (sex='F', race='A')``: a row of ``frame`` by its index label and its group labels."""
     labels = ", ".join(f"{c}={frame[c].iloc[k]!r}" for c in cols)
-    return f"row {frame.index[k]!r} ({labels})"
+    return f"row {_at(frame.index[k])} ({labels})"
 
 
 def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: str, by: list[str],
@@ -1892,7 +1897,7 @@ def _yes_no(values: pd.Series, col: str) -> np.ndarray:
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     if (codes < 0).any():
         k = int(np.argmax(codes < 0))
-        raise ValueError(f"row {values.index[k]!r}, column {col!r}: empty; expected yes or no")
+        raise ValueError(f"row {_at(values.index[k])}, column {col!r}: empty; expected yes or no")
     lookup = np.empty(len(uniques), dtype=np.int64)
     for j, u in enumerate(uniques):  # a handful of distinct spellings, never the rows
         text = str(u).strip().casefold()
@@ -1902,7 +1907,7 @@ def _yes_no(values: pd.Series, col: str) -> np.ndarray:
             lookup[j] = 0
         else:
             k = int(np.argmax(codes == j))
-            raise ValueError(f"row {values.index[k]!r}, column {col!r}: {u!r} is not yes or no")
+            raise ValueError(f"row {_at(values.index[k])}, column {col!r}: {u!r} is not yes or no")
     return lookup[codes]
 
 
@@ -2001,7 +2006,7 @@ def bias_audit(
             bad = v.isna() & counts[name].notna()
             if bad.any():
                 k = int(np.argmax(bad.to_numpy()))
-                raise ValueError(f"row {data.index[k]!r}, column {col!r}: {counts[name].iloc[k]!r} is not a count")
+                raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {counts[name].iloc[k]!r} is not a count")
             counts[name] = v.astype(float)
         is_unknown = counts[cols].astype(object).map(_fold).isin({_fold(u) for u in unk}).any(axis=1).to_numpy()
         for col, name in ((applicants, "applicants"), (selected, "selected")):
@@ -2009,12 +2014,12 @@ def bias_audit(
             empty = np.isnan(v) & (~is_unknown if name == "selected" else True)
             if empty.any():
                 k = int(np.argmax(empty))
-                raise ValueError(f"row {data.index[k]!r}, column {col!r}: no count")
+                raise ValueError(f"row {_at(data.index[k])}, column {col!r}: no count")
             if integer_counts:
                 frac = np.isfinite(v) & (v != np.round(v))
                 if frac.any():
                     k = int(np.argmax(frac))
-                    raise ValueError(f"row {data.index[k]!r}, column {col!r}: {v[k]:g} is not a whole number")
+                    raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {v[k]:g} is not a whole number")
         total = None
     else:
         shape = "applicants"
@@ -2036,7 +2041,7 @@ def bias_audit(
             bad = s.isna().to_numpy() | ~np.isfinite(s.to_numpy(dtype=float, na_value=np.nan))
             if bad.any():
                 k = int(np.argmax(bad))
-                raise ValueError(f"row {data.index[k]!r}, column {score!r}: {data[score].iloc[k]!r} is not a number")
+                raise ValueError(f"row {_at(data.index[k])}, column {score!r}: {data[score].iloc[k]!r} is not a number")
             s = s.to_numpy(dtype=float)
             median = float(np.quantile(s, 0.5, method=QUANTILE_METHOD))
             work = rows.assign(_sel=(s > median).astype(np.int64))
