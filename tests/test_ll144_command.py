@@ -309,3 +309,19 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
     assert page.main(["--check"]) == 0
     text = page.PAGE.read_text(encoding="utf-8")
     assert text.count("<!-- ll144-page:") == 6 and "verdict of compliance" in text
+
+
+def test_a_stale_page_is_caught():
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    text = page.PAGE.read_text(encoding="utf-8")
+    blocks = {name: "stale\n" for name in ["example-stdout", "example-race", "scores-stdout", "scores-regression",
+                                           "published-stdout", "published-compare"]}
+    assert page.render_page(text, blocks) != text
+    with pytest.raises(ValueError, match="does not quote"):
+        page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)

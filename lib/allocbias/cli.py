@@ -151,7 +151,7 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
         "ll144", help="a Local Law 144 bias audit (selection or scoring rates, impact ratios) of your own data",
         description="Compute what a Local Law 144 bias audit publishes from an employer's own data: selection (or "
                     "scoring) rates and impact ratios by sex, race/ethnicity and intersectionally, with intervals, "
-                    "the unknown category and bounds for it, the 2%% exclusion, and for scores the regression "
+                    "the unknown category and bounds for it, the 2% exclusion, and for scores the regression "
                     "alternatives.", epilog=LL144_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ll.add_argument("data", metavar="DATA", help="a .csv, .parquet or .xlsx file")
     ll.add_argument("--out", required=True, metavar="DIR", help="the folder to write (replaced if it holds an "

@@ -168,7 +168,8 @@ def _context(audit: ll144.BiasAudit, source: dict[str, Any]) -> dict[str, Any]:
     return {
         "source": source, "kind": audit.kind, "shape": audit.shape, "rate_word": rate_word,
         "n_applicants": _count(audit.n_applicants), "median": None if audit.median is None else f"{audit.median:g}",
-        "tables": tables, "columns": _SHOWN,
+        "tables": tables,
+        "columns": [(k, "above the median" if k == "selected" and audit.kind == "scoring" else h) for k, h in _SHOWN],
         "unknown": [{"category": str(r["category"]), "n": _count(r["n_unknown"]), "share": _num(r["share_unknown"])}
                     for _, r in audit.unknown.iterrows()],
         "excluded": [{"category": str(r["category"]), "group": str(r["group"]), "applicants": _count(r["applicants"]),
