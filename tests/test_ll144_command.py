@@ -123,6 +123,18 @@ def test_scoring_tool_rates_above_the_median_and_regression_alternatives():
                         ("p_fair", "p_fair"), ("ks_statistic", "ks_statistic"), ("ks_pvalue", "ks_pvalue")]:
         assert reg[col].to_numpy() == pytest.approx(want[theirs].to_numpy(), rel=1e-12), col
     assert list(a.curves) == ["sex"]
+    for name in ["ratio_of_means", "di_median", "auc_di", "p_fair"]:
+        assert (reg[f"{name}_low"] <= reg[f"{name}_high"]).all(), name
+    assert reg.loc["Female", "auc_di_low"] < reg.loc["Female", "auc_di"] < reg.loc["Female", "auc_di_high"]
+
+
+def test_regression_intervals_are_skipped_with_a_warning_above_the_limit(monkeypatch):
+    monkeypatch.setattr(ll144, "REGRESSION_BOOT_MAX_N", 100)
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male"], 300), "score": rng.normal(50, 10, 300)})
+    a = ll144.bias_audit(frame, race=None)
+    assert "auc_di_low" not in a.regression.columns
+    assert any("no intervals for the regression alternatives" in w for w in a.warnings)
 
 
 def test_fast_ks_matches_scipy_on_large_groups_with_ties():

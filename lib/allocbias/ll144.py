@@ -1765,7 +1765,8 @@ __all__ += ["published_audit_counts"]
 # either shape: one row per applicant, or one row per category with counts. Everything above is reused: the
 # counts go to missing_data_bounds (impact_ratio_table), the scores to the curve metrics.
 
-__all__ += ["BiasAudit", "INTERVAL_MIN_COUNT", "bias_audit", "rate_intervals", "ratio_intervals"]
+__all__ += ["BiasAudit", "INTERVAL_MIN_COUNT", "REGRESSION_BOOT", "REGRESSION_BOOT_MAX_N", "bias_audit",
+            "rate_intervals", "ratio_intervals"]
 
 #: A category with fewer selected (or fewer not selected) applicants than this gets a warning: its rate's and
 #: ratio's intervals rest on a normal approximation (Wilson) or on very few selections (the ratio's draws).
@@ -1842,6 +1843,38 @@ def ratio_intervals(selected: Any, applicants: Any, included: Any, confidence: f
     q = np.quantile(ir, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
     lo[idx], hi[idx] = q[0], q[1]
     return lo, hi
+
+
+#: Bootstrap replicates behind the regression alternatives' intervals, and the most applicants they are drawn for.
+REGRESSION_BOOT = 200
+REGRESSION_BOOT_MAX_N = 100_000
+
+
+def _regression_intervals(prep: _Prepared, grid: np.ndarray, prior: Prior, bound: float, boot: int,
+                          confidence: float, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Percentile intervals of the ratio of means, DI_median, AUC_DI and P_fair: applicants resampled within groups.
+
+    Each replicate draws every group's ``n_g`` applicants with replacement (group sizes fixed, as in the audit)
+    and recomputes the four metrics (the pooled quantiles move with the replicate); the interval is the central
+    ``confidence`` share of the ``boot`` replicates (Efron and Tibshirani 1993, ch. 13).
+    """
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(prep.codes == k) for k in range(len(prep.labels))]
+    w = _prior_weights(prior, grid)
+    reps = np.full((boot, 4, len(members)), np.nan)
+    for r in range(boot):  # replicates of a small sample; each one vectorised over thresholds and groups
+        take = np.concatenate([rng.choice(ix, ix.size) for ix in members])
+        rep = _prepare(prep.scores[take], prep.codes[take])
+        curve = _curve_matrix(rep, grid)
+        means = np.bincount(rep.codes, weights=rep.scores) / rep.counts
+        if (means > 0).all():
+            reps[r, 0] = means / means.max()
+        reps[r, 1] = _di_median(rep).to_numpy()
+        reps[r, 2] = np.trapezoid(curve * w[None, :], grid, axis=1)
+        reps[r, 3] = np.trapezoid((curve >= bound) * w[None, :], grid, axis=1)
+    with np.errstate(invalid="ignore"):
+        q = np.nanquantile(reps, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
+    return {name: (q[0, j], q[1, j]) for j, name in enumerate(["ratio_of_means", "di_median", "auc_di", "p_fair"])}
 
 
 @dataclass(frozen=True)
@@ -1937,6 +1970,7 @@ def bias_audit(
     seed: int = 0,
     grid: Any = None,
     prior: Prior = None,
+    regression_boot: int = REGRESSION_BOOT,
 ) -> BiasAudit:
     r"""A Local Law 144 bias audit from an employer's data, in either shape, as one :class:`BiasAudit`.
 
@@ -1961,7 +1995,9 @@ def bias_audit(
     the same candidates they are too narrow (pass ``intervals=False``). For a scoring tool given per applicant it
     adds the seed paper's alternatives over the applicants of the included groups of each category: the ratio of
     mean scores (:func:`di_avg`), the impact-ratio curve (:func:`di_curve`), its area :func:`auc_di`,
-    :func:`p_fair` and the two-sample KS test of each group against the rest (:func:`ks_test`).
+    :func:`p_fair` and the two-sample KS test of each group against the rest (:func:`ks_test`), with percentile
+    intervals from ``regression_boot`` bootstrap replicates (applicants resampled within groups) up to
+    :data:`REGRESSION_BOOT_MAX_N` applicants, and a warning instead above.
 
     Examples
     --------
@@ -2119,6 +2155,17 @@ def bias_audit(
             out["di_median"] = _di_median(prep)
             out["auc_di"] = curve_auc(curve, prior)
             out["p_fair"] = curve_p_fair(curve, prior, b)
+            if intervals and regression_boot and prep.scores.size <= REGRESSION_BOOT_MAX_N:
+                ci = _regression_intervals(prep, g, prior, b, int(regression_boot), confidence,
+                                           seed + 100 + len(parts))
+                for name, (lo, hi) in ci.items():
+                    at = out.columns.get_loc(name) + 1
+                    out.insert(at, f"{name}_low", lo)
+                    out.insert(at + 1, f"{name}_high", hi)
+            elif intervals and regression_boot:
+                warnings.append(f"{label}: no intervals for the regression alternatives above "
+                                f"{REGRESSION_BOOT_MAX_N:,} applicants (a bootstrap would take minutes); at "
+                                f"{prep.scores.size:,} applicants their sampling error is small")
             ks = _ks_all(prep)
             out["ks_statistic"] = [r.statistic for r in ks]
             out["ks_pvalue"] = [r.pvalue for r in ks]
@@ -2129,7 +2176,7 @@ def bias_audit(
     options = dict(sex=sex, race=race, selected=selected, score=score, applicants=applicants, tool=kind,
                    unknown=list(unk),
                    exclude_below=exclude_below, bound=b, integer_counts=integer_counts, intervals=intervals,
-                   confidence=confidence, draws=draws, seed=seed,
+                   confidence=confidence, draws=draws, seed=seed, regression_boot=regression_boot,
                    grid_points=None if scores_frame is None else int(_check_grid(grid).size))
     return BiasAudit(kind=kind, shape=shape, n_applicants=n_all, table=table.reset_index(drop=True),
                      unknown=unknown_frame, excluded=excluded, regression=regression, curves=curves, median=median,

@@ -160,11 +160,14 @@ def _context(audit: ll144.BiasAudit, source: dict[str, Any]) -> dict[str, Any]:
     regression = []
     if audit.regression is not None:
         for _, r in audit.regression.iterrows():
+            def cell(name: str) -> str:
+                ci = _interval(r.get(f"{name}_low"), r.get(f"{name}_high"))
+                return _num(r[name]) + (f" {ci}" if ci else "")
+
             regression.append({"category": str(r["category"]), "group": str(r["group"]), "n": _count(r["n"]),
-                               "mean": _num(r["mean"]), "ratio_of_means": _num(r["ratio_of_means"]),
-                               "di_median": _num(r["di_median"]), "auc_di": _num(r["auc_di"]),
-                               "p_fair": _num(r["p_fair"]), "ks_statistic": _num(r["ks_statistic"]),
-                               "ks_pvalue": f"{r['ks_pvalue']:.3g}"})
+                               "mean": _num(r["mean"]), "ratio_of_means": cell("ratio_of_means"),
+                               "di_median": cell("di_median"), "auc_di": cell("auc_di"), "p_fair": cell("p_fair"),
+                               "ks_statistic": _num(r["ks_statistic"]), "ks_pvalue": f"{r['ks_pvalue']:.3g}"})
     return {
         "source": source, "kind": audit.kind, "shape": audit.shape, "rate_word": rate_word,
         "n_applicants": _count(audit.n_applicants), "median": None if audit.median is None else f"{audit.median:g}",
@@ -180,7 +183,10 @@ def _context(audit: ll144.BiasAudit, source: dict[str, Any]) -> dict[str, Any]:
                            f"{audit.options['draws']} draws of every group's rate from its Jeffreys distribution "
                            "Beta(s + 1/2, n - s + 1/2), with the comparator recomputed in each draw, so that the "
                            "interval allows for the comparator being chosen by the data. Both treat applicants as "
-                           "independent; the bounds for unknown applicants are a separate, deterministic worst case."),
+                           "independent; the bounds for unknown applicants are a separate, deterministic worst case. "
+                           "Regression alternatives: 95% percentile intervals from "
+                           f"{audit.options['regression_boot']} bootstrap replicates (applicants resampled within "
+                           "their groups), in brackets after each value."),
     }
 
 
