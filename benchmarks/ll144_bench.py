@@ -113,9 +113,12 @@ def bench_audit(n: int, seed: int) -> None:
             times[name] = time.perf_counter() - t0
     print(f"allocbias ll144 on the CSV (read + audit + write): selection {times['selection']:.3f} s, "
           f"scoring {times['scoring']:.3f} s")
-    goal = 10 * n / 1e6
-    print(f"goal: under 10 s for 1,000,000 rows -> command, selection {'met' if times['selection'] < goal else 'MISSED'};"
-          f" command, scoring {'met' if times['scoring'] < goal else 'MISSED'} ({len(scored.regression)} regression rows)")
+    if n >= 1_000_000:
+        print(f"goal: under 10 s for 1,000,000 rows -> command, selection {'met' if times['selection'] < 10 else 'MISSED'};"
+              f" command, scoring {'met' if times['scoring'] < 10 else 'MISSED'} ({len(scored.regression)} regression rows)")
+    else:
+        print(f"(the 10 s goal is for 1,000,000 rows; up to {ll144.REGRESSION_BOOT_MAX_N:,} applicants the scoring "
+              f"audit also bootstraps {ll144.REGRESSION_BOOT} replicates for the regression alternatives' intervals)")
 
 
 def main() -> None:

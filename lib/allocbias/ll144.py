@@ -1847,7 +1847,7 @@ def ratio_intervals(selected: Any, applicants: Any, included: Any, confidence: f
 
 #: Bootstrap replicates behind the regression alternatives' intervals, and the most applicants they are drawn for.
 REGRESSION_BOOT = 200
-REGRESSION_BOOT_MAX_N = 100_000
+REGRESSION_BOOT_MAX_N = 20_000
 
 
 def _regression_intervals(prep: _Prepared, grid: np.ndarray, prior: Prior, bound: float, boot: int,
