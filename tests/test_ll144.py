@@ -558,3 +558,64 @@ def test_synthetic_sweep_matches_summary() -> None:
     pd.testing.assert_frame_equal(got, ref, check_names=False)
     with pytest.raises(ValueError, match="params is empty"):
         ll144.synthetic_sweep(2, [])
+
+
+# --------------------------------------------------------------------------- counts tables: odd labels (issue 21, item 8)
+
+
+def _counts(**cols: object) -> pd.DataFrame:
+    return pd.DataFrame(cols)
+
+
+@pytest.mark.parametrize("spelling", ["unknown", "Unknown ", " UNKNOWN", "missing/unknown"])
+@pytest.mark.parametrize("fn", [ll144.impact_ratio_table, ll144.missing_data_bounds])
+def test_unknown_spellings_are_the_unknown_category(fn, spelling: str) -> None:
+    c = _counts(sex=["F", "M", spelling], applicants=[100, 100, 50], selected=[40, 50, 0])
+    t = fn(c, group="sex")
+    assert t["unknown"].sum() == 1 and t.loc[t["unknown"], "applicants"].item() == 50
+    known = t[~t["unknown"]].set_index("group")
+    assert known["share"].to_dict() == {"F": 0.5, "M": 0.5}  # not diluted by the unknown applicants
+    assert known.loc["F", "impact_ratio"] == pytest.approx(0.8)
+    if fn is ll144.missing_data_bounds:
+        assert known.loc["F", "rate_lower"] == pytest.approx(40 / 150)
+
+
+def test_spaces_around_a_group_label_are_dropped() -> None:
+    t = ll144.impact_ratio_table(_counts(sex=["F ", "M"], applicants=[10, 10], selected=[5, 10]), group="sex")
+    assert t["group"].tolist() == ["F", "M"]
+
+
+@pytest.mark.parametrize("fn", [ll144.impact_ratio_table, ll144.missing_data_bounds])
+@pytest.mark.parametrize(("frame", "message"), [
+    (_counts(sex=["F", "M", "total"], applicants=[10, 10, 20], selected=[5, 5, 10]),
+     r"row 2, column 'sex': the label 'total' is a total row"),
+    (_counts(sex=["F", "M", "TOTAL "], applicants=[10, 10, 20], selected=[5, 5, 10]),
+     r"row 2, column 'sex': the label 'TOTAL ' is a total row"),
+    (_counts(sex=["F", "M", "F"], applicants=[10, 10, 5], selected=[5, 5, 1]),
+     r"rows 0 and 2 repeat the group sex='F'"),
+    (_counts(sex=["F", "M", "F "], applicants=[10, 10, 5], selected=[5, 5, 1]),
+     r"rows 0 and 2 repeat the group sex='F'"),
+    (_counts(sex=["F", "M", "female"], race=["A", "A", "A"], applicants=[10, 10, 5], selected=[5, 5, 1]), None),
+    (_counts(sex=["F", "M"], applicants=[10.0, np.inf], selected=[5, 5]),
+     r"row 1 \(sex='M'\), column 'applicants': the count inf is not finite"),
+    (_counts(sex=["F", "M"], applicants=[10.0, 10.0], selected=[5, -np.inf]),
+     r"row 1 \(sex='M'\), column 'selected': the count -inf is not finite"),
+    (_counts(sex=["female", "Female", "M"], applicants=[10, 10, 10], selected=[5, 5, 5]),
+     r"column 'sex': the labels 'female' \(row 0\) and 'Female' \(row 1\) differ only in case"),
+])
+def test_odd_rows_are_refused_naming_row_and_column(fn, frame: pd.DataFrame, message: str | None) -> None:
+    if message is None:  # distinct groups of another spelling are fine
+        assert len(fn(frame, group="sex")) == 3
+        return
+    with pytest.raises(ValueError, match=message):
+        fn(frame, group="sex")
+
+
+def test_total_row_with_total_none_and_repeated_unknown_rows() -> None:
+    c = _counts(sex=["F", "M", "Total"], applicants=[10, 10, 20], selected=[5, 5, 10])
+    with pytest.raises(ValueError, match=r"row 2, column 'sex': the label 'Total' is a total row.*remove it"):
+        ll144.impact_ratio_table(c, group="sex", total=None)
+    # several unknown rows (any spelling) are one count of unknown applicants, as in a published table
+    u = _counts(sex=["F", "M", "Unknown", "unknown"], applicants=[10, 10, 3, 4], selected=[5, 5, 0, 0])
+    t = ll144.missing_data_bounds(u, group="sex")
+    assert t["n_unknown"].dropna().unique().tolist() == [7]

@@ -86,8 +86,8 @@ def test_zero_comparator_rate_says_why():
 
 
 @pytest.mark.parametrize(("frame", "message"), [
-    (counts(sex=["F", "M"], applicants=[10, -1], selected=[1, 0]), r"'applicants'.*negative.*'M'"),
-    (counts(sex=["F", "M"], applicants=[10, 10], selected=[11, 0]), r"'selected' exceeds column 'applicants'.*'F'"),
+    (counts(sex=["F", "M"], applicants=[10, -1], selected=[1, 0]), r"row 1 \(sex='M'\), column 'applicants'.*negative"),
+    (counts(sex=["F", "M"], applicants=[10, 10], selected=[11, 0]), r"row 0 \(sex='F'\): column 'selected' exceeds column 'applicants'"),
     (counts(sex=["F", "M"], applicants=[10, np.nan], selected=[1, 0]), r"'applicants'.*no count.*'M'"),
     (counts(sex=pd.Series([], dtype=object), applicants=[], selected=[]), r"no rows"),
     (counts(sex=["F", None], applicants=[10, 10], selected=[1, 1]), r"column 'sex'.*missing label"),
@@ -233,3 +233,21 @@ def test_data_card_counts_match_the_file(audits):
                       ("deploying_entity", "deploying entities"), ("tool_vendor", "vendors"), ("auditor", "auditors")]:
         assert re.search(rf"\b{audits[col].nunique()} {word}", card), (col, word)
     assert "cef7c27398dc73852f06f20120500d361abbd37e" in card and "CC BY-NC 4.0" in card
+
+
+def test_published_table_reads_strictly_and_sums_its_repeated_unknown_row(audits):
+    """The committed table passes the strict reading (no total-like, repeated or case-clashing known labels; no
+    infinite counts), and the one table with two unknown rows gets their sum as its count of unknown applicants."""
+    rows = ll144.published_audit_counts(audits)
+    t = ll144.missing_data_bounds(rows, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
+                                  selected="n_selected_or_n_above_median", by=list(ll144.AUDIT_TABLE), margins=False)
+    one = t[(t["audit_id"] == "morgan_stanley_eightfold_blds_llc_2024_audit_1")
+            & (t["selection_or_scoring_rate"] == "Scoring") & (t["protected_char_group"] == "intersectional")]
+    assert one["n_unknown"].dropna().unique().tolist() == [1093 + 19890]
+    card = (AUDITS.parent / "README.md").read_text()
+    assert "## Oddities of the upstream table" in card and "morgan_stanley_eightfold_blds_llc_2024_audit_1" in card
+    # a known group listed twice would be refused, naming both rows
+    twice = pd.concat([rows, rows[rows["sex"] == "Female"].head(1)], ignore_index=True)
+    with pytest.raises(ValueError, match=rf"rows \d+ and {len(rows)} repeat the group sex='Female'"):
+        ll144.impact_ratio_table(twice, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
+                                 selected="n_selected_or_n_above_median", by=list(ll144.AUDIT_TABLE), margins=False)

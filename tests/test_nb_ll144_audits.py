@@ -68,3 +68,17 @@ def test_study_table(glued, params):
     assert glued["study_system"] == params["study_system"] and glued["study_rounds"] == params["study_rounds"]
     assert glued["study_parity"] == pytest.approx(params["study_k"] / 8)
     assert 0 <= glued["study_min_ir"] <= 1 and 0 <= glued["study_scoring_min_ir"] <= 1
+
+
+def test_demo_table_is_bias_audit_of_the_published_counts(glued):
+    """One path: the chapter's demo table is ll144.bias_audit of the demo audit's intersectional counts."""
+    audits = pd.read_csv(data.data_dir() / "ll144_audits" / "audits.csv")
+    demo_id = audits.loc[audits["protected_char_group"] == "intersectional", "audit_id"].iloc[0]
+    demo = audits[(audits["audit_id"] == demo_id) & (audits["protected_char_group"] == "intersectional")]
+    counts = demo.rename(columns={"race_ethnicity": "race", "number_of_applications": "applicants",
+                                  "n_selected_or_n_above_median": "selected"})[["sex", "race", "applicants", "selected"]]
+    table = ll144.bias_audit(counts, sex="sex", race="race", unknown=ll144.DEFAULT_UNKNOWN, tool="scoring").table
+    inter = table[(table["table"] == "intersectional") & ~table["unknown"]]
+    assert glued["demo_min_ir"] == inter.loc[~inter["excluded"], "impact_ratio"].min()
+    assert glued["demo_excluded_n"] == int(inter["excluded"].sum())
+    assert glued["demo_unknown_n"] == int(table.loc[table["table"] == "sex", "n_unknown"].iloc[0])

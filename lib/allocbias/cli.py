@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks instead of one-line errors")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144}")
 
     audit = sub.add_parser(
         "audit", help="score one model on the study's prompts and write a self-contained HTML report",
@@ -115,7 +115,87 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
     score.add_argument("--engine-batch-size", type=_positive, default=None,
                        help="prompts per forward pass (default: 8, or 2 for hiring_bloomberg)")
+    _add_ll144(sub)
     return parser
+
+
+# --------------------------------------------------------------------------- allocbias ll144 (its own block)
+
+LL144_EXAMPLES = """\
+examples:
+  allocbias ll144 applicants.csv --out build/ll144-audit
+  allocbias ll144 counts.xlsx --sheet 2024 --race race --unknown "Missing/Unknown" --out build/ll144-counts
+  allocbias ll144 scores.parquet --exclude-below none --out build/ll144-scores
+
+DATA holds one row per applicant (category columns and `selected` yes/no, or `score`) or one row per category
+(category columns, `applicants`, `selected`). The folder gets summary.md, report.html, tables/*.csv (fractions)
+and ll144.json; on bad input nothing is written. The 0.8 line is the four-fifths screening rule, never a verdict
+of compliance.
+"""
+
+
+def _share_or_none(text: str) -> float | None:
+    if text.strip().casefold() in ("none", "off", "no"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share such as 0.02, or none; got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a share in [0, 1) (0.02 is 2%), got {value}")
+    return value
+
+
+def _add_ll144(sub: argparse._SubParsersAction) -> None:
+    ll = sub.add_parser(
+        "ll144", help="a Local Law 144 bias audit (selection or scoring rates, impact ratios) of your own data",
+        description="Compute what a Local Law 144 bias audit publishes from an employer's own data: selection (or "
+                    "scoring) rates and impact ratios by sex, race/ethnicity and intersectionally, with intervals, "
+                    "the unknown category and bounds for it, the 2% exclusion, and for scores the regression "
+                    "alternatives.", epilog=LL144_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ll.add_argument("data", metavar="DATA", help="a .csv, .parquet or .xlsx file")
+    ll.add_argument("--out", required=True, metavar="DIR", help="the folder to write (replaced if it holds an "
+                    "earlier ll144 output)")
+    ll.add_argument("--sex", default="sex", metavar="COLUMN", help="the sex column (default sex; 'none' if absent)")
+    ll.add_argument("--race", default="race_ethnicity", metavar="COLUMN",
+                    help="the race/ethnicity column (default race_ethnicity; 'none' if absent)")
+    ll.add_argument("--selected", default="selected", metavar="COLUMN",
+                    help="yes/no per applicant, or the number selected per category (default selected)")
+    ll.add_argument("--score", default="score", metavar="COLUMN", help="the score per applicant (default score)")
+    ll.add_argument("--applicants", default="applicants", metavar="COLUMN",
+                    help="applicants per category, for counts (default applicants)")
+    ll.add_argument("--unknown", nargs="+", default=["Unknown"], metavar="LABEL",
+                    help="labels of the unknown category (default Unknown; case and surrounding spaces ignored); "
+                         "empty cells of applicant rows are unknown too")
+    ll.add_argument("--exclude-below", type=_share_or_none, default=0.02, metavar="SHARE",
+                    help="leave out of the comparison a category below this share of the applicants (the rules' "
+                         "option; default 0.02; 'none' keeps every category)")
+    ll.add_argument("--tool", choices=["selection", "scoring"], default=None,
+                    help="counts only: the counts are of applicants scored above the median (scoring)")
+    ll.add_argument("--sheet", default=None, metavar="NAME", help="Excel: the sheet (default the first)")
+    ll.add_argument("--draws", type=_positive, default=4000, help="draws behind the ratio intervals (default 4000)")
+    ll.add_argument("--seed", type=int, default=0, help="seed of the ratio intervals' draws (default 0)")
+
+
+def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from .ll144_command import run_ll144
+
+    def column(name: str) -> str | None:
+        return None if name.strip().casefold() == "none" else name
+
+    written = run_ll144(args.data, args.out, sex=column(args.sex), race=column(args.race), selected=args.selected,
+                        score=args.score, applicants=args.applicants, unknown=tuple(args.unknown),
+                        exclude_below=args.exclude_below, tool=args.tool, sheet=args.sheet, draws=args.draws,
+                        seed=args.seed, command=_command_line(argv))
+    a = written.audit
+    flagged = a.flagged()
+    print(f"{a.kind} tool, {a.n_applicants:,.0f} applicants ({a.shape}); included groups below 0.8 (four-fifths "
+          f"screening rule): {len(flagged)}" + (f" ({', '.join(f'{t}: {g}' for t, g in zip(flagged['table'], flagged['group']))})"
+                                                 if len(flagged) else ""))
+    for w in a.warnings:
+        print(f"warning: {w}")
+    print(f"written: {written.out} ({', '.join(written.files)})")
+    return 0
 
 
 def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
@@ -194,6 +274,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     try:
         if args.command == "audit":
             return _audit(args, argv)
+        if args.command == "ll144":
+            return _ll144(args, argv)
         return _score(args, _command_line(argv, prog) if prog else _command_line(argv), parser)
     except KeyboardInterrupt:
         if args.traceback:

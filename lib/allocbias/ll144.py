@@ -677,6 +677,43 @@ def _ks(prep: _Prepared, k: int, method: str = "auto") -> KSResult:
     return KSResult(prep.labels[k], float(res.statistic), float(res.pvalue), int(mask.sum()), int((~mask).sum()))
 
 
+#: Above this many scores in the larger sample, scipy's ``ks_2samp(method="auto")`` uses the asymptotic p-value.
+_KS_MAX_EXACT_N = 10_000
+#: Above this effective size ``n_g n_r / n`` the p-value is the limiting Kolmogorov distribution's.
+_KS_LIMIT_N = 100_000
+
+
+def _ks_all(prep: _Prepared) -> list[KSResult]:
+    """:func:`ks_test` of every group against the rest, from the sorted scores ``prep`` already holds.
+
+    Where scipy's ``ks_2samp(method="auto")`` would use the asymptotic p-value (the larger sample above 10,000
+    scores), the statistic is read off the sorted scores: at each distinct pooled score ``x``, with ``c_g(x)`` the
+    group's scores ``<= x`` (one ``searchsorted`` into the group's sorted scores) and ``c(x)`` all scores ``<= x``,
+    ``D_g = max_x |c_g(x)/n_g - (c(x) - c_g(x))/(n - n_g)|``; the p-value is scipy's,
+    ``kstwo.sf(D, round(n_g n_r / n))``, or, for an effective size ``m = n_g n_r / n`` above 100,000, the limiting
+    ``kstwobign.sf(D sqrt(m))`` (relative difference ``O(m^{-1/2})``, and scipy's finite-``m`` one takes a quarter
+    of a second per group at a million scores). The other groups go to scipy. (``tests/test_ll144_command.py``
+    checks both against ``scipy.stats.ks_2samp``.)
+    """
+    n = prep.pooled_sorted.size
+    ends = np.r_[np.flatnonzero(np.diff(prep.pooled_sorted) != 0), n - 1]  # last index of each distinct score
+    values = prep.pooled_sorted[ends]
+    below = ends + 1.0
+    out = []
+    for k, n_g in enumerate(prep.counts):  # a handful of groups, never their members
+        n_r = n - int(n_g)
+        if max(int(n_g), n_r) <= _KS_MAX_EXACT_N:
+            out.append(_ks(prep, k))
+            continue
+        c = np.searchsorted(prep.segments[k], values, side="right")
+        d = float(np.max(np.abs(c / n_g - (below - c) / n_r)))
+        big, small = sorted([float(n_g), float(n_r)], reverse=True)
+        m = big * small / (big + small)
+        p = stats.kstwobign.sf(d * np.sqrt(m)) if m > _KS_LIMIT_N else stats.kstwo.sf(d, np.round(m))
+        out.append(KSResult(prep.labels[k], d, float(np.clip(p, 0, 1)), int(n_g), n_r))
+    return out
+
+
 def summary(
     scores: Any,
     groups: Any,
@@ -883,13 +920,105 @@ def _as_columns(cols: Any, what: str) -> list[str]:
     return out
 
 
-def _unknown_set(unknown: Any) -> set:
+def _unknown_list(unknown: Any) -> list:
     if unknown is None:
-        return set()
-    return {unknown} if isinstance(unknown, str) else set(unknown)
+        return []
+    return [unknown] if isinstance(unknown, str) else list(dict.fromkeys(unknown))
 
 
-def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: str, by: list[str]) -> pd.DataFrame:
+def _unknown_set(unknown: Any) -> set:
+    return set(_unknown_list(unknown))
+
+
+def _at(label: Any) -> str:
+    """A row's index label as an error names it: ``7``, not ``np.int64(7)``."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def _fold(label: Any) -> Any:
+    """A label as it is compared with the unknown and total labels: surrounding spaces dropped, case folded."""
+    return label.strip().casefold() if isinstance(label, str) else label
+
+
+def _clean_labels(frame: pd.DataFrame, cols: list[str], unknown: Any, total: Any, by: list[str],
+                  duplicates: bool = True) -> pd.DataFrame:
+    """Normalise the label spellings of ``cols`` and refuse labels that cannot be counted as groups.
+
+    * every spelling of an unknown label that differs only in case or surrounding spaces (``unknown``,
+      ``Unknown ``, ``MISSING/UNKNOWN``) becomes the label as ``unknown`` gives it;
+    * surrounding spaces are dropped from every other text label (``"Female "`` is ``"Female"``);
+    * a label that reads "total" but is not ``total`` itself (a lowercase ``total`` row, or any total row when
+      ``total`` is None) is refused: it sums other rows, and counting it as a group doubles the applicants;
+    * two labels of one column that differ only in case are refused (``female`` and ``Female``);
+    * two rows with the same labels in every column of ``cols`` (within a cell of ``by``) are refused, unless
+      the row holds no known label (unknown or total in every column): unknown rows are summed into the count
+      of unknown applicants (``duplicates=False`` skips this check: rows of applicants, not of groups).
+    """
+    unk = _unknown_list(unknown)
+    canon = {_fold(u): u for u in reversed(unk)}  # the first spelling given wins
+    total_fold = _fold(total) if total is not None else None
+    out = frame
+    for col in cols:
+        values = frame[col]
+        mapping = {}
+        folded: dict[Any, list] = {}
+        for v in values.unique():  # the distinct labels, never the rows
+            if not isinstance(v, str):
+                folded.setdefault(v, []).append(v)
+                continue
+            f = _fold(v)
+            if f in canon:
+                if v != canon[f]:
+                    mapping[v] = canon[f]
+                continue
+            if f == "total" or (total_fold is not None and f == total_fold):
+                if v == total:
+                    continue
+                row = frame.index[(values == v).to_numpy()][0]
+                hint = (f"write it {total!r} (it then sums the other rows) or remove it" if total is not None
+                        else "remove it: the margins are computed from the categories' rows")
+                raise ValueError(f"row {_at(row)}, column {col!r}: the label {v!r} is a total row, not a group; {hint}")
+            stripped = v.strip()
+            if stripped != v:
+                mapping[v] = stripped
+            folded.setdefault(f, []).append(stripped)
+        for spellings in folded.values():
+            distinct = list(dict.fromkeys(spellings))
+            if len(distinct) > 1:
+                rows = [frame.index[(values.map(lambda x: x.strip() if isinstance(x, str) else x) == d).to_numpy()][0]
+                        for d in distinct[:2]]
+                raise ValueError(f"column {col!r}: the labels {distinct[0]!r} (row {_at(rows[0])}) and {distinct[1]!r} "
+                                 f"(row {_at(rows[1])}) differ only in case: spell each group one way")
+        if mapping:
+            if out is frame:
+                out = frame.copy()
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            renamed = np.array([mapping.get(u, u) if isinstance(u, str) else u for u in uniques], dtype=object)
+            out[col] = np.where(codes >= 0, renamed[np.maximum(codes, 0)] if len(renamed) else None, None)
+    if not duplicates:
+        return out
+    labels = out[cols].astype(object)
+    no_known = (labels.isin(set(unk)) | (labels.eq(total) if total is not None else False)).all(axis=1)
+    dup = out.duplicated([*by, *cols], keep=False).to_numpy() & ~no_known.to_numpy()
+    if dup.any():
+        rows = out.index[dup]
+        first = out.loc[[rows[0]], [*by, *cols]].iloc[0]
+        same = out.index[(out[[*by, *cols]] == first).all(axis=1).to_numpy()]
+        raise ValueError(f"rows {_at(same[0])} and {_at(same[1])} repeat the group "
+                         f"{', '.join(f'{c}={first[c]!r}' for c in cols)}"
+                         f"{_where(by, tuple(first[c] for c in by))} (columns {cols}): list each group once "
+                         "(duplicate rows are not summed)")
+    return out
+
+
+def _row(frame: pd.DataFrame, k: int, cols: list[str]) -> str:
+    """``row 7 (sex='F', race='A')``: a row of ``frame`` by its index label and its group labels."""
+    labels = ", ".join(f"{c}={frame[c].iloc[k]!r}" for c in cols)
+    return f"row {_at(frame.index[k])} ({labels})"
+
+
+def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: str, by: list[str],
+                       unknown: Any = None, total: Any = None) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in [*by, *group, applicants, selected] if c not in frame.columns]
@@ -904,7 +1033,20 @@ def _check_count_frame(frame: Any, group: list[str], applicants: str, selected: 
     for col in (applicants, selected):
         if not pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
             raise ValueError(f"column {col!r} must hold numeric counts, got dtype {frame[col].dtype}")
-    return frame
+        v = frame[col].to_numpy(dtype=float)
+        for bad, what in ((np.isinf(v), "is not finite"), (v < 0, "is negative")):
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{_row(frame, k, group)}, column {col!r}: the count {v[k]:g} {what}")
+    a = frame[applicants].to_numpy(dtype=float)
+    s = frame[selected].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        over = s > a * (1 + 1e-9) + 1e-9
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        raise ValueError(f"{_row(frame, k, group)}: column {selected!r} exceeds column {applicants!r}: {s[k]:g} "
+                         f"selected of {a[k]:g} applicants")
+    return _clean_labels(frame, group, unknown, total, by)
 
 
 def _label(values: Sequence[Any]) -> str:
@@ -1043,6 +1185,13 @@ def impact_ratio_table(
     An excluded group keeps its rate and a ratio against the comparator (which may exceed 1) but is never the
     comparator and never flagged. Rows whose label is in ``unknown`` are reported as counts, never as a group.
 
+    Labels are read leniently where that is safe and strictly where it is not: a spelling of an ``unknown`` label
+    that differs in case or surrounding spaces (``unknown``, ``Unknown ``) is that unknown label, and surrounding
+    spaces are dropped from every label; a label reading "total" other than ``total`` itself (a lowercase
+    ``total`` row), two rows with the same group labels (several unknown rows are summed into one count of
+    unknown applicants), two labels of a column differing only in case, and an infinite count are refused with a
+    ``ValueError`` naming the row (its index label) and the column.
+
     ``group`` may name several columns: the table then holds each column's own table (``margins=True``) and the
     intersectional one, in one call. A column's table uses the rows that sum over the other columns (labelled
     ``total``, as in a published report's sex table) when there are such rows, and otherwise the sum of the
@@ -1065,8 +1214,9 @@ def impact_ratio_table(
     Raises
     ------
     ValueError
-        naming the column and the group: negative counts, ``selected`` above ``applicants``, a missing count or
-        label, a frame without rows, or a table whose every group is excluded.
+        naming the row or group and the column: negative or infinite counts, ``selected`` above ``applicants``, a
+        missing count or label, a total row other than ``total``, a repeated group, a frame without rows, or a table
+        whose every group is excluded.
 
     Examples
     --------
@@ -1080,7 +1230,7 @@ def impact_ratio_table(
     """
     cols = _as_columns(group, "group")
     by_cols = _as_columns(by, "by")
-    frame = _check_count_frame(frame, cols, applicants, selected, by_cols)
+    frame = _check_count_frame(frame, cols, applicants, selected, by_cols, unknown, total)
     b = _check_bound(bound)
     if exclude_below is not None and not 0.0 <= float(exclude_below) < 1.0:
         raise ValueError(f"exclude_below must lie in [0, 1) or be None, got {exclude_below!r}")
@@ -1607,3 +1757,427 @@ def published_audit_counts(audits: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ += ["published_audit_counts"]
+
+
+# =========================================================================== one employer's bias audit
+#
+# What an employer or its independent auditor publishes under Local Law 144, from the employer's own data in
+# either shape: one row per applicant, or one row per category with counts. Everything above is reused: the
+# counts go to missing_data_bounds (impact_ratio_table), the scores to the curve metrics.
+
+__all__ += ["BiasAudit", "INTERVAL_MIN_COUNT", "REGRESSION_BOOT", "REGRESSION_BOOT_MAX_N", "bias_audit",
+            "rate_intervals", "ratio_intervals"]
+
+#: A category with fewer selected (or fewer not selected) applicants than this gets a warning: its rate's and
+#: ratio's intervals rest on a normal approximation (Wilson) or on very few selections (the ratio's draws).
+INTERVAL_MIN_COUNT = 5
+_YES = {"yes", "y", "true", "1", "1.0"}
+_NO = {"no", "n", "false", "0", "0.0"}
+
+
+def rate_intervals(selected: Any, applicants: Any, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    r"""Wilson score intervals of selection rates ``s / n`` (vectorised; counts may be fractional).
+
+    .. math::
+
+        \frac{\hat r + z^2/2n \pm z \sqrt{\hat r (1 - \hat r)/n + z^2/4n^2}}{1 + z^2/n}, \qquad
+        z = \Phi^{-1}\big((1 + c)/2\big)
+
+    Wilson (1927); Brown, Cai and DasGupta (2001) recommend it over the Wald interval for small ``n`` and rates
+    near 0 or 1: it never leaves ``[0, 1]`` and is not empty when nobody (or everybody) was selected.
+    ``NaN`` where ``n`` is 0.
+
+    Examples
+    --------
+    >>> lo, hi = rate_intervals([0, 5], [10, 10])
+    >>> np.round(lo, 4).tolist(), np.round(hi, 4).tolist()
+    ([0.0, 0.2366], [0.2775, 0.7634])
+    """
+    s = np.asarray(selected, dtype=float)
+    n = np.asarray(applicants, dtype=float)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = s / n
+        centre = (r + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(r * (1 - r) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    bad = ~(n > 0)
+    return np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
+
+
+def ratio_intervals(selected: Any, applicants: Any, included: Any, confidence: float = 0.95, draws: int = 4000,
+                    seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    r"""Intervals of the impact ratios ``r_g / max_{h in I} r_h`` of one table, by simulation.
+
+    Each draw gives every group a rate from its Jeffreys distribution, :math:`r^*_g \sim
+    \mathrm{Beta}(s_g + \tfrac12, n_g - s_g + \tfrac12)`, and recomputes the comparator:
+    :math:`IR^*_g = r^*_g / \max_{h \in I} r^*_h`. The interval is the central ``confidence`` share of the
+    draws. Why this and not a closed form: the comparator is *chosen by the data* (the highest rate), which a
+    two-group interval (Katz's log interval, Koopman's score interval) ignores; the comparator's own ratio is 1 by
+    construction, yet its interval says how far below 1 it could be; and the Jeffreys distribution, unlike a
+    binomial resample, does not collapse to a point when a group has no (or only) selections. Counts may be
+    fractional. ``NaN`` for groups not in ``included`` and without applicants, and everywhere when no included
+    group has applicants.
+
+    Examples
+    --------
+    >>> lo, hi = ratio_intervals([50, 40], [100, 100], [True, True], draws=2000)
+    >>> bool(lo[1] < 0.8 < hi[1] <= 1.0), bool(lo[0] < 1.0 == hi[0])
+    (True, True)
+    """
+    s = np.asarray(selected, dtype=float)
+    n = np.asarray(applicants, dtype=float)
+    inc = np.asarray(included, dtype=bool) & (n > 0)
+    has = n > 0
+    lo = np.full(s.shape, np.nan)
+    hi = np.full(s.shape, np.nan)
+    if not inc.any():
+        return lo, hi
+    rng = np.random.default_rng(seed)
+    idx = np.flatnonzero(has)
+    sims = rng.beta(s[idx] + 0.5, n[idx] - s[idx] + 0.5, size=(int(draws), idx.size))
+    top = sims[:, inc[idx]].max(axis=1, keepdims=True)
+    ir = sims / top
+    q = np.quantile(ir, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
+    lo[idx], hi[idx] = q[0], q[1]
+    return lo, hi
+
+
+#: Bootstrap replicates behind the regression alternatives' intervals, and the most applicants they are drawn for.
+REGRESSION_BOOT = 200
+REGRESSION_BOOT_MAX_N = 20_000
+
+
+def _regression_intervals(prep: _Prepared, grid: np.ndarray, prior: Prior, bound: float, boot: int,
+                          confidence: float, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Percentile intervals of the ratio of means, DI_median, AUC_DI and P_fair: applicants resampled within groups.
+
+    Each replicate draws every group's ``n_g`` applicants with replacement (group sizes fixed, as in the audit)
+    and recomputes the four metrics (the pooled quantiles move with the replicate); the interval is the central
+    ``confidence`` share of the ``boot`` replicates (Efron and Tibshirani 1993, ch. 13).
+    """
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(prep.codes == k) for k in range(len(prep.labels))]
+    w = _prior_weights(prior, grid)
+    reps = np.full((boot, 4, len(members)), np.nan)
+    for r in range(boot):  # replicates of a small sample; each one vectorised over thresholds and groups
+        take = np.concatenate([rng.choice(ix, ix.size) for ix in members])
+        rep = _prepare(prep.scores[take], prep.codes[take])
+        curve = _curve_matrix(rep, grid)
+        means = np.bincount(rep.codes, weights=rep.scores) / rep.counts
+        if (means > 0).all():
+            reps[r, 0] = means / means.max()
+        reps[r, 1] = _di_median(rep).to_numpy()
+        reps[r, 2] = np.trapezoid(curve * w[None, :], grid, axis=1)
+        reps[r, 3] = np.trapezoid((curve >= bound) * w[None, :], grid, axis=1)
+    with np.errstate(invalid="ignore"):
+        q = np.nanquantile(reps, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
+    return {name: (q[0, j], q[1, j]) for j, name in enumerate(["ratio_of_means", "di_median", "auc_di", "p_fair"])}
+
+
+@dataclass(frozen=True)
+class BiasAudit:
+    """A Local Law 144 bias audit of one tool (:func:`bias_audit`).
+
+    Attributes
+    ----------
+    kind : ``"selection"`` or ``"scoring"``.
+    shape : ``"applicants"`` (one row per applicant) or ``"counts"`` (one row per category).
+    table : one row per category (``sex``, ``race/ethnicity``, their intersection) and group: the columns of
+        :func:`missing_data_bounds` plus ``rate_low``, ``rate_high`` (Wilson), ``impact_ratio_low``,
+        ``impact_ratio_high`` (:func:`ratio_intervals`) and ``interval_warning``. Rates and ratios are fractions.
+    unknown : per category, the applicants of unknown category (``n_unknown``) and their share of all applicants.
+    excluded : the groups left out of the comparison (the 2% rule, or no applicants), with ``reason``.
+    regression : scoring tools: per category and group, ``n``, ``mean``, ``ratio_of_means`` (:func:`di_avg`),
+        ``di_median``, ``auc_di``, ``p_fair``, ``ks_statistic``, ``ks_pvalue`` (group against the rest), over the
+        applicants of the included groups; ``None`` for a selection tool or counts.
+    curves : scoring tools: per category, the impact-ratio curve :func:`di_curve` (index ``p``).
+    median : scoring tools with applicant rows: the sample median the scoring rates use.
+    warnings : what the reader must know before reading the numbers (small categories, metrics not computed).
+    options : the options the audit ran with.
+    """
+
+    kind: str
+    shape: str
+    n_applicants: float
+    table: pd.DataFrame
+    unknown: pd.DataFrame
+    excluded: pd.DataFrame
+    regression: pd.DataFrame | None
+    curves: dict
+    median: float | None
+    warnings: tuple
+    options: dict
+
+    def flagged(self) -> pd.DataFrame:
+        """The included groups whose impact ratio is below the four-fifths bound (screening evidence only)."""
+        return self.table[self.table["four_fifths"]]
+
+
+def _category_names(cols: list[str], names: dict[str, str]) -> dict[str, str]:
+    out = {c: names.get(c, c) for c in cols}
+    if len(cols) > 1:
+        out[" × ".join(cols)] = "intersectional"
+    return out
+
+
+def _yes_no(values: pd.Series, col: str) -> np.ndarray:
+    """``selected`` as 0/1: booleans, 0/1, or yes/no, y/n, true/false in any case; anything else is refused."""
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=np.int64)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if (codes < 0).any():
+        k = int(np.argmax(codes < 0))
+        raise ValueError(f"row {_at(values.index[k])}, column {col!r}: empty; expected yes or no")
+    lookup = np.empty(len(uniques), dtype=np.int64)
+    for j, u in enumerate(uniques):  # a handful of distinct spellings, never the rows
+        text = str(u).strip().casefold()
+        if text in _YES:
+            lookup[j] = 1
+        elif text in _NO:
+            lookup[j] = 0
+        else:
+            k = int(np.argmax(codes == j))
+            raise ValueError(f"row {_at(values.index[k])}, column {col!r}: {u!r} is not yes or no")
+    return lookup[codes]
+
+
+def _fill_unknown(frame: pd.DataFrame, cols: list[str], label: Any) -> pd.DataFrame:
+    """Empty category cells of applicant rows are the unknown category (the applicant did not say)."""
+    if not any(frame[c].isna().any() for c in cols):
+        return frame
+    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), label) for c in cols})
+
+
+def bias_audit(
+    data: pd.DataFrame,
+    *,
+    sex: str | None = "sex",
+    race: str | None = "race_ethnicity",
+    selected: str = "selected",
+    score: str = "score",
+    applicants: str = "applicants",
+    tool: str | None = None,
+    unknown: Any = DEFAULT_UNKNOWN,
+    exclude_below: float | None = EXCLUDE_BELOW,
+    bound: float = FOUR_FIFTHS,
+    integer_counts: bool = False,
+    intervals: bool = True,
+    confidence: float = 0.95,
+    draws: int = 4000,
+    seed: int = 0,
+    grid: Any = None,
+    prior: Prior = None,
+    regression_boot: int = REGRESSION_BOOT,
+) -> BiasAudit:
+    r"""A Local Law 144 bias audit from an employer's data, in either shape, as one :class:`BiasAudit`.
+
+    ``data`` is one of
+
+    * **one row per applicant** with the category columns ``sex`` and ``race`` and either ``selected`` (yes/no: a
+      selection tool) or ``score`` (a number: a scoring tool, whose *scoring rate* is the share of a group scored
+      above the sample median, :func:`scoring_counts`); an empty category cell is the unknown category;
+    * **one row per category** with counts: the category columns, ``applicants`` and ``selected`` (for a scoring
+      tool, the number scored above the median). Every row is one category: a total row, a repeated category, a
+      negative or infinite count or more selected than applicants is refused, naming the row and column (the
+      index labels of ``data``), and so is a fractional count when ``integer_counts``. Counts cannot tell a
+      selection tool from a scoring tool: say ``tool="scoring"`` for the latter (only the wording changes).
+
+    It returns, for sex, race/ethnicity and their intersection (:func:`missing_data_bounds`, which calls
+    :func:`impact_ratio_table`): rates and impact ratios ``IR_g = r_g / max_{h in I} r_h`` (fractions), the
+    four-fifths flag ``IR_g < bound`` (a screening rule, never a verdict of compliance), the groups the 2% rule
+    excludes and why, the applicants of unknown category and the worst-case and proportional bounds for them,
+    Wilson intervals for the rates (:func:`rate_intervals`) and simulated intervals for the ratios
+    (:func:`ratio_intervals`), with a warning for a group with fewer than :data:`INTERVAL_MIN_COUNT` selected or
+    not selected. The intervals treat applicants as independent draws: for counts from simulated rounds that reuse
+    the same candidates they are too narrow (pass ``intervals=False``). For a scoring tool given per applicant it
+    adds the seed paper's alternatives over the applicants of the included groups of each category: the ratio of
+    mean scores (:func:`di_avg`), the impact-ratio curve (:func:`di_curve`), its area :func:`auc_di`,
+    :func:`p_fair` and the two-sample KS test of each group against the rest (:func:`ks_test`), with percentile
+    intervals from ``regression_boot`` bootstrap replicates (applicants resampled within groups) up to
+    :data:`REGRESSION_BOOT_MAX_N` applicants, and a warning instead above.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"sex": ["F"] * 50 + ["M"] * 50, "race_ethnicity": ["A", "B"] * 50,
+    ...                      "selected": ["yes"] * 20 + ["no"] * 30 + ["yes"] * 25 + ["no"] * 25})
+    >>> a = bias_audit(rows)
+    >>> sex = a.table[a.table["category"] == "sex"]
+    >>> sex[["group", "rate", "impact_ratio"]].values.tolist()
+    [['F', 0.4, 0.8], ['M', 0.5, 1.0]]
+    >>> a.kind, a.shape, len(a.table)
+    ('selection', 'applicants', 8)
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise ValueError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    cols = [c for c in (sex, race) if c is not None]
+    if not cols:
+        raise ValueError("give at least one category column (sex or race)")
+    if len(set(cols)) < len(cols):
+        raise ValueError(f"sex and race name the same column {cols[0]!r}")
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} (the category column); the columns are {list(data.columns)}")
+    if len(data) == 0:
+        raise ValueError("no rows: nothing to audit")
+    if tool not in (None, "selection", "scoring"):
+        raise ValueError(f"tool must be 'selection', 'scoring' or None (from the columns), got {tool!r}")
+    b = _check_bound(bound)
+    unk = _unknown_list(unknown)
+    if not unk:
+        raise ValueError("unknown must name at least one label (e.g. 'Unknown')")
+    has_score, has_selected, has_counts = score in data.columns, selected in data.columns, applicants in data.columns
+    warnings: list[str] = []
+    median = None
+    scores_frame = None
+    if has_counts:
+        if not has_selected:
+            raise ValueError(f"no column {selected!r}: counts need {applicants!r} and {selected!r}")
+        shape, kind = "counts", tool or "selection"
+        counts = data[[*cols, applicants, selected]].rename(columns={applicants: "applicants", selected: "selected"})
+        for col, name in ((applicants, "applicants"), (selected, "selected")):
+            v = pd.to_numeric(counts[name], errors="coerce")
+            bad = v.isna() & counts[name].notna()
+            if bad.any():
+                k = int(np.argmax(bad.to_numpy()))
+                raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {counts[name].iloc[k]!r} is not a count")
+            counts[name] = v.astype(float)
+        is_unknown = counts[cols].astype(object).map(_fold).isin({_fold(u) for u in unk}).any(axis=1).to_numpy()
+        for col, name in ((applicants, "applicants"), (selected, "selected")):
+            v = counts[name].to_numpy()
+            empty = np.isnan(v) & (~is_unknown if name == "selected" else True)
+            if empty.any():
+                k = int(np.argmax(empty))
+                raise ValueError(f"row {_at(data.index[k])}, column {col!r}: no count")
+            if integer_counts:
+                frac = np.isfinite(v) & (v != np.round(v))
+                if frac.any():
+                    k = int(np.argmax(frac))
+                    raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {v[k]:g} is not a whole number")
+        total = None
+    else:
+        shape = "applicants"
+        if has_score and has_selected:
+            raise ValueError(f"both {selected!r} and {score!r} columns: keep {selected!r} for a selection tool or "
+                             f"{score!r} for a scoring tool")
+        if not (has_score or has_selected):
+            raise ValueError(f"no column {selected!r} (yes/no) or {score!r}: one row per applicant needs one of them, "
+                             f"and one row per category needs {applicants!r} and {selected!r}")
+        rows = _clean_labels(_fill_unknown(data[[*cols]], cols, unk[0]), cols, unk, None, [], duplicates=False)
+        if tool is not None and tool != ("selection" if has_selected else "scoring"):
+            raise ValueError(f"tool={tool!r} but the data have a {selected if has_selected else score!r} column")
+        if has_selected:
+            kind = "selection"
+            work = rows.assign(_sel=_yes_no(data[selected], selected))
+        else:
+            kind = "scoring"
+            s = pd.to_numeric(data[score], errors="coerce")
+            bad = s.isna().to_numpy() | ~np.isfinite(s.to_numpy(dtype=float, na_value=np.nan))
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ValueError(f"row {_at(data.index[k])}, column {score!r}: {data[score].iloc[k]!r} is not a number")
+            s = s.to_numpy(dtype=float)
+            median = float(np.quantile(s, 0.5, method=QUANTILE_METHOD))
+            work = rows.assign(_sel=(s > median).astype(np.int64))
+            scores_frame = rows.assign(_score=s)
+        counts = (work.groupby(cols, sort=True, observed=True)["_sel"].agg(["size", "sum"])
+                  .rename(columns={"size": "applicants", "sum": "selected"}).reset_index())
+        counts[["applicants", "selected"]] = counts[["applicants", "selected"]].astype(float)
+        total = None
+    table = missing_data_bounds(counts, group=cols, applicants="applicants", selected="selected", unknown=unk,
+                                total=total, exclude_below=exclude_below, margins=True, bound=b)
+    names = _category_names(cols, {sex: "sex", race: "race/ethnicity"} if race else {sex: "sex"})
+    table.insert(0, "table", table["category"].map(names))
+    known = ~table["unknown"].to_numpy() & (table["applicants"].to_numpy() > 0)
+    if intervals:
+        lo, hi = rate_intervals(table["selected"], table["applicants"], confidence)
+        table.insert(table.columns.get_loc("rate") + 1, "rate_low", np.where(known, lo, np.nan))
+        table.insert(table.columns.get_loc("rate_low") + 1, "rate_high", np.where(known, hi, np.nan))
+        ir_lo = np.full(len(table), np.nan)
+        ir_hi = np.full(len(table), np.nan)
+        for k, (cat, part) in enumerate(table.groupby("category", sort=False)):  # three tables
+            idx = part.index.to_numpy()
+            ok = known[idx] & part["impact_ratio"].notna().to_numpy()
+            inc = ok & ~part["excluded"].to_numpy()
+            if inc.any():
+                l, h = ratio_intervals(part["selected"].to_numpy()[ok], part["applicants"].to_numpy()[ok], inc[ok],
+                                       confidence, draws, seed + k)
+                ir_lo[idx[ok]], ir_hi[idx[ok]] = l, h
+        at = table.columns.get_loc("impact_ratio") + 1
+        table.insert(at, "impact_ratio_low", ir_lo)
+        table.insert(at + 1, "impact_ratio_high", ir_hi)
+        s_, n_ = table["selected"].to_numpy(dtype=float), table["applicants"].to_numpy(dtype=float)
+        small = known & ((s_ < INTERVAL_MIN_COUNT) | (n_ - s_ < INTERVAL_MIN_COUNT))
+        table["interval_warning"] = np.where(
+            small, f"fewer than {INTERVAL_MIN_COUNT} selected or not selected: the interval is rough", "")
+        for name, part in table[small].groupby("table", sort=False):
+            warnings.append(f"{name}: fewer than {INTERVAL_MIN_COUNT} selected or not selected in "
+                            f"{', '.join(map(str, part['group']))}: their intervals are rough")
+    unknown_frame = (table[table["unknown"]].groupby("table", sort=False)["applicants"].sum()
+                     .reindex(list(names.values()), fill_value=0.0).rename("n_unknown").reset_index())
+    unknown_frame = unknown_frame.rename(columns={"table": "category"})
+    n_all = float(counts["applicants"].sum())
+    unknown_frame["share_unknown"] = unknown_frame["n_unknown"] / n_all if n_all > 0 else np.nan
+    ex = table[~table["unknown"] & table["excluded"]]
+    excluded = pd.DataFrame({"category": ex["table"], "group": ex["group"], "applicants": ex["applicants"],
+                             "share": ex["share"], "reason": ex["note"].str.split(";").str[0]}).reset_index(drop=True)
+    regression = None
+    curves: dict = {}
+    if scores_frame is not None:
+        g = _check_grid(grid)
+        parts = []
+        for cat, part in table.groupby("category", sort=False):
+            label = names[cat]
+            cat_cols = cat.split(" × ")
+            inc = part[~part["unknown"] & ~part["excluded"]]
+            grouped = scores_frame.groupby(cat_cols, sort=True, observed=True)
+            labels = np.array([_label(v if isinstance(v, tuple) else (v,)) for v in grouped.size().index], dtype=object)
+            codes = grouped.ngroup().to_numpy()
+            mask = np.isin(labels, inc["group"].astype(str).to_numpy())[codes]
+            key = labels[codes]
+            if inc.shape[0] < 2 or (inc["applicants"] < 2).any():
+                warnings.append(f"{label}: the regression alternatives need two included groups of at least 2 "
+                                "applicants; not computed")
+                continue
+            prep = _prepare(scores_frame["_score"].to_numpy()[mask], key[mask])
+            curve = pd.DataFrame(_curve_matrix(prep, g).T, index=pd.Index(g, name="p"), columns=prep.labels.copy())
+            curves[label] = curve
+            out = pd.DataFrame(index=prep.labels.copy())
+            out["n"] = prep.counts
+            out["mean"] = np.bincount(prep.codes, weights=prep.scores) / prep.counts
+            try:
+                out["ratio_of_means"] = _di_avg(prep)
+            except ValueError:
+                out["ratio_of_means"] = np.nan
+                warnings.append(f"{label}: a group's mean score is not positive; the ratio of means is undefined")
+            out["di_median"] = _di_median(prep)
+            out["auc_di"] = curve_auc(curve, prior)
+            out["p_fair"] = curve_p_fair(curve, prior, b)
+            if intervals and regression_boot and prep.scores.size <= REGRESSION_BOOT_MAX_N:
+                ci = _regression_intervals(prep, g, prior, b, int(regression_boot), confidence,
+                                           seed + 100 + len(parts))
+                for name, (lo, hi) in ci.items():
+                    at = out.columns.get_loc(name) + 1
+                    out.insert(at, f"{name}_low", lo)
+                    out.insert(at + 1, f"{name}_high", hi)
+            elif intervals and regression_boot:
+                warnings.append(f"{label}: no intervals for the regression alternatives above "
+                                f"{REGRESSION_BOOT_MAX_N:,} applicants (a bootstrap would take minutes); at "
+                                f"{prep.scores.size:,} applicants their sampling error is small")
+            ks = _ks_all(prep)
+            out["ks_statistic"] = [r.statistic for r in ks]
+            out["ks_pvalue"] = [r.pvalue for r in ks]
+            parts.append(out.rename_axis("group").reset_index().assign(category=label))
+        if parts:
+            regression = pd.concat(parts, ignore_index=True)
+            regression = regression[["category", *[c for c in regression.columns if c != "category"]]]
+    options = dict(sex=sex, race=race, selected=selected, score=score, applicants=applicants, tool=kind,
+                   unknown=list(unk),
+                   exclude_below=exclude_below, bound=b, integer_counts=integer_counts, intervals=intervals,
+                   confidence=confidence, draws=draws, seed=seed, regression_boot=regression_boot,
+                   grid_points=None if scores_frame is None else int(_check_grid(grid).size))
+    return BiasAudit(kind=kind, shape=shape, n_applicants=n_all, table=table.reset_index(drop=True),
+                     unknown=unknown_frame, excluded=excluded, regression=regression, curves=curves, median=median,
+                     warnings=tuple(warnings), options=options)

@@ -1,0 +1,339 @@
+"""``allocbias ll144 DATA --out FOLDER`` and the function behind it, ``allocbias.ll144.bias_audit``.
+
+Hand-computed tables (a category excluded by the 2% rule; unknown applicants and their bounds), the round trip
+applicant rows -> counts -> the same table, the published audits reproduced as chapter 13 recomputes them, every
+kind of bad input (one line naming file, column and row; nothing written), and escaping of hostile labels.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from allocbias import cli, data, datasets, ll144
+from allocbias.ll144_command import read_data, run_ll144
+
+AUDITS = data.data_dir() / "ll144_audits" / "audits.csv"
+EXAMPLE = data.data_dir() / "ll144_example"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def applicant_rows(table: list[tuple[str, str, int, int]]) -> pd.DataFrame:
+    """One row per applicant from (sex, race, applicants, selected) cells."""
+    rows = []
+    for sex, race, n, s in table:
+        rows += [(sex, race, "yes")] * s + [(sex, race, "no")] * (n - s)
+    return pd.DataFrame(rows, columns=["sex", "race_ethnicity", "selected"])
+
+
+CELLS = [("Female", "A", 100, 30), ("Female", "B", 100, 50), ("Male", "A", 200, 100), ("Male", "B", 100, 60),
+         ("Female", "C", 5, 4), ("Unknown", "A", 20, 2), ("Male", "Unknown", 10, 5)]
+
+
+# --------------------------------------------------------------------------- hand-computed tables
+
+
+def test_hand_computed_table_with_an_excluded_category():
+    a = ll144.bias_audit(applicant_rows(CELLS[:5]))
+    race = a.table[a.table["table"] == "race/ethnicity"].set_index("group")
+    # C: 5 of 505 applicants (0.99%) < 2%: excluded, its rate kept, never the comparator, never flagged
+    assert race.loc["C", "share"] == pytest.approx(5 / 505)
+    assert bool(race.loc["C", "excluded"]) and not bool(race.loc["C", "comparator"])
+    assert race.loc["C", "rate"] == pytest.approx(0.8) and not bool(race.loc["C", "four_fifths"])
+    # A: 130/300, B: 110/200 -> B is the comparator (0.55), A's ratio (130/300)/0.55
+    assert race.loc["A", "rate"] == pytest.approx(130 / 300)
+    assert race.loc["A", "impact_ratio"] == pytest.approx((130 / 300) / 0.55)
+    assert bool(race.loc["A", "four_fifths"])  # 0.788 < 0.8
+    assert race.loc["C", "impact_ratio"] == pytest.approx(0.8 / 0.55)
+    assert a.excluded[["category", "group"]].values.tolist() == [["race/ethnicity", "C"], ["intersectional", "Female C"]]
+    assert a.excluded["reason"].str.contains("below 2%").all()
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    assert sex.loc["Female", "impact_ratio"] == pytest.approx((84 / 205) / (160 / 300))
+    cross = a.table[a.table["table"] == "intersectional"].set_index("group")
+    assert cross.loc["Female A", "impact_ratio"] == pytest.approx(0.3 / 0.6)  # Male B is the comparator
+    assert bool(cross.loc["Male B", "comparator"])
+    assert a.kind == "selection" and a.shape == "applicants" and a.n_applicants == 505
+    assert not a.unknown["n_unknown"].any()
+
+
+def test_hand_computed_table_with_unknowns_and_bounds():
+    a = ll144.bias_audit(applicant_rows(CELLS[:4] + CELLS[5:]))
+    unknown = a.unknown.set_index("category")["n_unknown"].to_dict()
+    assert unknown == {"sex": 20, "race/ethnicity": 10, "intersectional": 30}
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    # Male: 165 of 310 (the Unknown-race applicants count in the sex table); Female 80 of 200; 20 unknown sex
+    assert sex.loc["Male", "rate"] == pytest.approx(165 / 310) and sex.loc["Female", "rate"] == pytest.approx(0.4)
+    assert bool(sex.loc["Unknown", "unknown"]) and np.isnan(sex.loc["Unknown", "impact_ratio"])
+    assert sex.loc["Female", "share"] == pytest.approx(200 / 510)  # unknown applicants do not dilute the shares
+    m = 20
+    assert sex.loc["Female", "rate_lower"] == pytest.approx(80 / (200 + m))
+    assert sex.loc["Female", "impact_ratio_upper"] == pytest.approx(((80 + m) / (200 + m)) / (165 / 310))
+    p = 200 / 510
+    assert sex.loc["Female", "rate_lower_prop"] == pytest.approx(80 / (200 + m * p))
+    race = a.table[a.table["table"] == "race/ethnicity"].set_index("group")
+    assert race.loc["A", "applicants"] == 320 and race.loc["B", "n_unknown"] == 10
+    cross = a.table[a.table["table"] == "intersectional"]
+    assert cross.loc[cross["unknown"], "applicants"].sum() == 30
+
+
+def test_intervals_wilson_for_rates_and_simulated_for_ratios():
+    a = ll144.bias_audit(applicant_rows(CELLS[:4]))
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    ci = stats.binomtest(80, 200).proportion_ci(0.95, method="wilson")
+    assert (sex.loc["Female", "rate_low"], sex.loc["Female", "rate_high"]) == pytest.approx((ci.low, ci.high))
+    assert sex.loc["Female", "impact_ratio_low"] < sex.loc["Female", "impact_ratio"] < sex.loc["Female", "impact_ratio_high"]
+    assert sex.loc["Male", "impact_ratio_high"] == 1.0 and sex.loc["Male", "impact_ratio_low"] <= 1
+    assert sex.loc["Female", "impact_ratio_high"] < 1  # Female's rate is well below Male's
+    again = ll144.bias_audit(applicant_rows(CELLS[:4]))
+    pd.testing.assert_frame_equal(a.table, again.table)  # seeded
+    assert (a.table["interval_warning"] == "").all() and not a.warnings
+    small = ll144.bias_audit(applicant_rows([("Female", "A", 6, 1), ("Male", "A", 40, 20)]), race=None)
+    assert small.table.set_index("group").loc["Female", "interval_warning"] != ""
+    assert any("Female" in w and "rough" in w for w in small.warnings)
+
+
+def test_round_trip_applicant_rows_to_counts_give_the_same_table():
+    rows = applicant_rows(CELLS)
+    by_row = ll144.bias_audit(rows)
+    counts = (rows.assign(selected=rows["selected"].eq("yes")).groupby(["sex", "race_ethnicity"])["selected"]
+              .agg(applicants="size", selected="sum").reset_index())
+    by_count = ll144.bias_audit(counts)
+    assert by_count.shape == "counts" and by_row.shape == "applicants"
+    pd.testing.assert_frame_equal(by_row.table, by_count.table)
+    pd.testing.assert_frame_equal(by_row.excluded, by_count.excluded)
+
+
+def test_scoring_tool_rates_above_the_median_and_regression_alternatives():
+    rng = np.random.default_rng(3)
+    n = 4000
+    sex = rng.choice(["Female", "Male", "Unknown"], n, p=[0.48, 0.48, 0.04])
+    frame = pd.DataFrame({"sex": sex, "score": rng.normal(50, 10, n) + 3 * (sex == "Male")})
+    a = ll144.bias_audit(frame, race=None)
+    assert a.kind == "scoring" and a.median == np.quantile(frame["score"], 0.5, method="inverted_cdf")
+    known = frame[frame["sex"] != "Unknown"]
+    sex_t = a.table.set_index("group")
+    assert sex_t.loc["Female", "rate"] == pytest.approx((known["score"][known["sex"] == "Female"] > a.median).mean())
+    reg = a.regression.set_index("group")
+    want = ll144.summary(known["score"], known["sex"])
+    for col, theirs in [("ratio_of_means", "di_avg"), ("di_median", "di_median"), ("auc_di", "auc_di"),
+                        ("p_fair", "p_fair"), ("ks_statistic", "ks_statistic"), ("ks_pvalue", "ks_pvalue")]:
+        assert reg[col].to_numpy() == pytest.approx(want[theirs].to_numpy(), rel=1e-12), col
+    assert list(a.curves) == ["sex"]
+    for name in ["ratio_of_means", "di_median", "auc_di", "p_fair"]:
+        assert (reg[f"{name}_low"] <= reg[f"{name}_high"]).all(), name
+    assert reg.loc["Female", "auc_di_low"] < reg.loc["Female", "auc_di"] < reg.loc["Female", "auc_di_high"]
+
+
+def test_regression_intervals_are_skipped_with_a_warning_above_the_limit(monkeypatch):
+    monkeypatch.setattr(ll144, "REGRESSION_BOOT_MAX_N", 100)
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male"], 300), "score": rng.normal(50, 10, 300)})
+    a = ll144.bias_audit(frame, race=None)
+    assert "auc_di_low" not in a.regression.columns
+    assert any("no intervals for the regression alternatives" in w for w in a.warnings)
+
+
+def test_fast_ks_matches_scipy_on_large_groups_with_ties():
+    rng = np.random.default_rng(5)
+    scores = np.round(rng.normal(0, 1, 30_000), 2)
+    groups = rng.choice(["a", "b", "c"], scores.size, p=[0.6, 0.3, 0.1])
+    prep = ll144._prepare(scores, groups)
+    for r in ll144._ks_all(prep):
+        ref = stats.ks_2samp(scores[groups == r.group], scores[groups != r.group])
+        assert r.statistic == pytest.approx(ref.statistic, abs=1e-12) and r.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+    # above an effective size of 100,000 the limiting distribution: the same statistic, a p-value within 1%
+    big = rng.normal(0, 1, 450_000) + 0.004 * np.r_[np.zeros(225_000), np.ones(225_000)]
+    labels = np.repeat(["a", "b"], 225_000)
+    r = ll144._ks_all(ll144._prepare(big, labels))[0]
+    ref = stats.ks_2samp(big[:225_000], big[225_000:])
+    assert r.statistic == pytest.approx(ref.statistic, abs=1e-12) and r.pvalue == pytest.approx(ref.pvalue, rel=1e-2)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = cli.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_command_on_the_example_file(tmp_path, capsys):
+    out = tmp_path / "audit"
+    code, stdout, _ = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)], capsys)
+    assert code == 0 and "four-fifths screening rule" in stdout
+    doc = json.loads((out / "ll144.json").read_text())
+    assert doc["input"]["sha256"] == datasets.sha256_bytes((EXAMPLE / "applicants.csv").read_bytes())
+    assert doc["options"]["exclude_below"] == 0.02 and doc["options"]["unknown"] == ["Unknown"]
+    assert sorted(p.name for p in (out / "tables").iterdir()) == [
+        "excluded.csv", "intersectional.csv", "race_ethnicity.csv", "sex.csv", "unknown.csv"]
+    sex = pd.read_csv(out / "tables" / "sex.csv")
+    assert sex["rate"].dropna().between(0, 1).all()  # fractions, not percentages
+    expected = ll144.bias_audit(read_data(EXAMPLE / "applicants.csv"), unknown=("Unknown",)).table
+    expected = expected[expected["table"] == "sex"]
+    assert sex["impact_ratio"].to_numpy() == pytest.approx(expected["impact_ratio"].to_numpy(), nan_ok=True)
+    summary = (out / "summary.md").read_text()
+    assert "verdict of compliance" in doc["four_fifths_note"] and "four-fifths" in summary
+    assert "verdict of compliance" in summary and "verdict of compliance" in (out / "report.html").read_text()
+    assert "Native Hawaiian" in (out / "tables" / "excluded.csv").read_text()
+    assert not list(tmp_path.glob(".audit.*"))  # no temporary folder left
+
+
+def test_command_on_a_scoring_file_excel_and_parquet(tmp_path, capsys):
+    frame = pd.read_csv(EXAMPLE / "scores.csv", keep_default_na=False, na_values=[""])
+    frame.to_excel(tmp_path / "scores.xlsx", index=False, sheet_name="2024")
+    frame.to_parquet(tmp_path / "scores.parquet")
+    outs = {}
+    for name, extra in [("scores.xlsx", ["--sheet", "2024"]), ("scores.parquet", [])]:
+        out = tmp_path / name.replace(".", "_")
+        code, _, err = run(["ll144", str(tmp_path / name), "--out", str(out), *extra], capsys)
+        assert code == 0, err
+        outs[name] = pd.read_csv(out / "tables" / "regression.csv")
+        assert (out / "tables" / "curve_sex.csv").is_file()
+    pd.testing.assert_frame_equal(outs["scores.xlsx"], outs["scores.parquet"])
+
+
+@pytest.mark.parametrize("audit_id", ["bloomberg_plum_resolution_economics_2023_audit_1",
+                                      "nyu_langone_talent_plus_ambrose_consulting_llc_2023_audit_1"])
+def test_command_reproduces_chapter_13_recomputed_ratios(tmp_path, capsys, audit_id):
+    audits = datasets.read_csv(AUDITS)
+    # chapter 13's recomputation of every published table
+    compared = ll144.compare_reported(audits, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
+                                      selected="n_selected_or_n_above_median", reported_rate="result",
+                                      reported_ratio="impact_ratio", by=list(ll144.AUDIT_TABLE), exclude_below=0.02)
+    ours = compared[(compared["audit_id"] == audit_id) & (compared["protected_char_group"] == "intersectional")]
+    rows = audits[(audits["audit_id"] == audit_id) & (audits["protected_char_group"] == "intersectional")]
+    counts = rows.rename(columns={"number_of_applications": "applicants", "n_selected_or_n_above_median": "selected"})
+    path = tmp_path / "counts.csv"
+    counts[["sex", "race_ethnicity", "applicants", "selected"]].to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, _, err = run(["ll144", str(path), "--unknown", "Missing/Unknown", "--out", str(out)], capsys)
+    assert code == 0, err
+    got = pd.read_csv(out / "tables" / "intersectional.csv")
+    got = got[~got["unknown"]].set_index(["sex", "race_ethnicity"])["impact_ratio"]
+    want = ours.set_index(["sex", "race_ethnicity"])["impact_ratio"]
+    assert len(want) >= 12
+    assert got.loc[want.index].to_numpy() == pytest.approx(want.to_numpy(), rel=1e-12, nan_ok=True)
+
+
+BAD = {
+    "missing column": ("sex,selected\nF,yes\nM,no\n", [], r"x\.csv: no column 'race_ethnicity'"),
+    "selected not yes/no": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,maybe\n", [],
+                            r"x\.csv: row 3, column 'selected': 'maybe' is not yes or no"),
+    "more selected than applicants": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,11\n", [],
+                                      r"x\.csv: row 3 \(sex='M', race_ethnicity='A'\): column 'selected' exceeds"),
+    "negative count": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,-10,0\n", [],
+                       r"x\.csv: row 3 \(sex='M', race_ethnicity='A'\), column 'applicants'.*negative"),
+    "non-integer count": ("sex,race_ethnicity,applicants,selected\nF,A,10,3.5\nM,A,10,1\n", [],
+                          r"x\.csv: row 2, column 'selected': 3\.5 is not a whole number"),
+    "not a count": ("sex,race_ethnicity,applicants,selected\nF,A,ten,3\nM,A,10,1\n", [],
+                    r"x\.csv: row 2, column 'applicants': 'ten' is not a count"),
+    "total row": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,1\nTotal,A,20,4\n", [],
+                  r"x\.csv: row 4, column 'sex': the label 'Total' is a total row"),
+    "lowercase total row": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,1\nF,total,10,3\n", [],
+                            r"x\.csv: row 4, column 'race_ethnicity': the label 'total' is a total row"),
+    "duplicate category": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,1\nF,A,5,1\n", [],
+                           r"x\.csv: rows 2 and 4 repeat the group sex='F', race_ethnicity='A'"),
+    "infinite count": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,inf,1\n", [],
+                       r"x\.csv: row 3 \(sex='M', race_ethnicity='A'\), column 'applicants'.*not finite"),
+    "total row of applicants": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,no\nM,Total,no\n", [],
+                                r"x\.csv: row 4, column 'race_ethnicity': the label 'Total' is a total row"),
+    "case-only spellings": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,no\nm,A,no\n", [],
+                            r"x\.csv: column 'sex': the labels 'M' \(row 3\) and 'm' \(row 4\) differ only in case"),
+    "empty file": ("", [], r"x\.csv: the file is empty"),
+    "header only": ("sex,race_ethnicity,selected\n", [], r"x\.csv: the file has a header but no rows"),
+    "score not a number": ("sex,race_ethnicity,score\nF,A,1.5\nM,A,high\n", [],
+                           r"x\.csv: row 3, column 'score': 'high' is not a number"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+@pytest.mark.parametrize("out_state", ["absent", "empty"])
+def test_bad_input_one_line_and_nothing_written(tmp_path, capsys, case, out_state):
+    text, extra, message = BAD[case]
+    path = tmp_path / "x.csv"
+    path.write_text(text)
+    out = tmp_path / "out"
+    if out_state == "empty":
+        out.mkdir()
+    code, stdout, err = run(["ll144", str(path), "--out", str(out), *extra], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert pytest.importorskip("re").search(message, err), err
+    assert (not out.exists()) if out_state == "absent" else (list(out.iterdir()) == [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x.csv"] + (["out"] if out_state == "empty" else []))
+
+
+def test_unreadable_sheet_and_broken_excel(tmp_path, capsys):
+    pd.DataFrame({"sex": ["F", "M"], "race_ethnicity": ["A", "A"], "selected": ["yes", "no"]}).to_excel(
+        tmp_path / "x.xlsx", index=False, sheet_name="data")
+    out = tmp_path / "out"
+    code, _, err = run(["ll144", str(tmp_path / "x.xlsx"), "--sheet", "2023", "--out", str(out)], capsys)
+    assert code == 2 and "x.xlsx, sheet '2023': cannot read the excel file" in err and not out.exists()
+    (tmp_path / "broken.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
+    code, _, err = run(["ll144", str(tmp_path / "broken.xlsx"), "--out", str(out)], capsys)
+    assert code == 2 and "broken.xlsx: cannot read the excel file" in err and not out.exists()
+
+
+def test_an_existing_foreign_folder_is_refused_and_an_earlier_output_replaced(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    code, _, err = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)], capsys)
+    assert code == 2 and "not an empty folder" in err and [p.name for p in out.iterdir()] == ["notes.txt"]
+    fresh = tmp_path / "fresh"
+    assert run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(fresh)], capsys)[0] == 0
+    assert run(["ll144", str(EXAMPLE / "scores.csv"), "--out", str(fresh)], capsys)[0] == 0
+    assert (fresh / "tables" / "regression.csv").is_file()
+    assert json.loads((fresh / "ll144.json").read_text())["input"]["file"] == "scores.csv"
+
+
+def test_hostile_labels_are_escaped_everywhere(tmp_path, capsys):
+    rows = applicant_rows([(HOSTILE, "=HYPERLINK(\"http://x\")", 40, 10), ("Male", "A", 40, 20),
+                           ("Female", "A", 40, 15), (HOSTILE, "A", 40, 10)])
+    path = tmp_path / f"{HOSTILE}.csv".replace("/", "_")
+    rows.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code, _, err = run(["ll144", str(path), "--out", str(out)], capsys)
+    assert code == 0, err
+    page = (out / "report.html").read_text()
+    summary = (out / "summary.md").read_text()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img" not in summary and "&lt;img" in summary
+    assert "onerror" in page  # the label is shown, only inert
+    sex_csv = (out / "tables" / "race_ethnicity.csv").read_text()
+    assert "'=HYPERLINK" in sex_csv and ",=HYPERLINK" not in sex_csv  # no formula for a spreadsheet to run
+    assert json.loads((out / "ll144.json").read_text())["tables"]["sex"][0]["group"] == HOSTILE  # data keeps it
+
+
+def test_the_book_page_shows_the_current_output(monkeypatch):
+    """book/ll144_command.md quotes its commands verbatim and shows the output they give now."""
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    assert page.main(["--check"]) == 0
+    text = page.PAGE.read_text(encoding="utf-8")
+    assert text.count("<!-- ll144-page:") == 6 and "verdict of compliance" in text
+
+
+def test_a_stale_page_is_caught():
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    text = page.PAGE.read_text(encoding="utf-8")
+    blocks = {name: "stale\n" for name in ["example-stdout", "example-race", "scores-stdout", "scores-regression",
+                                           "published-stdout", "published-compare"]}
+    assert page.render_page(text, blocks) != text
+    with pytest.raises(ValueError, match="does not quote"):
+        page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)
