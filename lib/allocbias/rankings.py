@@ -1017,3 +1017,19 @@ def rabbi_decomposition(scores: Sequence[float] | np.ndarray, reference: Sequenc
     pb = np.bincount(b.astype(int) - 1, minlength=n) / b.size - 1 / n
     sign = np.sign(np.subtract.outer(np.arange(n), np.arange(n)))
     return float(2 / n * (a.mean() - b.mean())), float(pa @ sign @ pb)
+
+
+__all__ += ["uniformity_phrase"]
+
+
+def uniformity_phrase(p_value: float, level: float = 0.05) -> str:
+    """How the prose states a chi-square test of uniformity at significance ``level``.
+
+    >>> uniformity_phrase(2e-14), uniformity_phrase(0.09)
+    ('are not spread evenly over the groups', 'are consistent with an even spread over the groups')
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if not 0 <= p_value <= 1:
+        raise ValueError(f"p_value must be in [0, 1], got {p_value!r}")
+    return "are not spread evenly over the groups" if p_value < level else "are consistent with an even spread over the groups"
