@@ -763,6 +763,8 @@ def prompt_names(
         ``answer_id, model, job, oversampled, group, name, source`` (``"prompt"``, ``"exact"``, ``"fuzzy"`` or
         ``"unknown"``), eight rows per answer, in the prompt's order where known (else the study's group order).
     """
+    from rapidfuzz import fuzz, utils
+
     need = {"answer_id", "model", "job", "oversampled", "parse_error", "answer"}
     if missing := sorted(need - set(answers.columns)):
         raise ValueError(f"answers: missing columns {missing}")
@@ -771,7 +773,8 @@ def prompt_names(
     pool = rankings.drop_duplicates(["job", "name", "group"])[["job", "name", "group"]]
     clash = pool[pool.duplicated(["job", "name"], keep=False)]
     if len(clash):
-        raise ValueError(f"rankings: name {clash['name'].iloc[0]!r} belongs to two groups in job {clash['job'].iloc[0]!r}")
+        raise ValueError(f"rankings: name {clash['name'].iloc[0]!r} belongs to two groups in job "
+                         f"{clash['job'].iloc[0]!r}")
     info = answers.set_index("answer_id")[["model", "job", "oversampled"]]
     known = rankings.sort_values(["answer_id", "shown_position"])[["answer_id", "group", "name"]]
     known = known[known["answer_id"].isin(info.index)].join(info, on="answer_id").assign(source="prompt")
@@ -787,7 +790,8 @@ def prompt_names(
             text = _drop_apostrophes(rec.answer)
             entries = list(_ENTRY.finditer(text))
             flagged = _ERROR_ENTRY.search(rec.parse_error)
-            skip = entries[int(flagged["number"]) - 1].span() if flagged and int(flagged["number"]) <= len(entries) else (0, 0)
+            number = int(flagged["number"]) if flagged else 0
+            skip = entries[number - 1].span() if 0 < number <= len(entries) else (0, 0)
             found: dict[str, set[str]] = {}
             for m in pattern.finditer(text):
                 if not skip[0] <= m.start() < skip[1]:
@@ -813,8 +817,6 @@ def prompt_names(
                     group = None if who is None else list(idx)[who]
                     if group in open_groups:
                         hits.setdefault(group, []).append(body)
-                from rapidfuzz import fuzz, utils
-
                 for g, bodies in hits.items():
                     if len(bodies) == 1:
                         members = jpool.loc[jpool["group"] == g, "name"].tolist()
@@ -894,7 +896,8 @@ def misspelt_entries(
             first = p.iloc[0]
             rows.append({"answer_id": answer_id, "model": first["model"], "job": first["job"],
                          "oversampled": first["oversampled"], "entry": number, "text": body.strip(),
-                         "name": "" if who is None else names[who], "group": "" if who is None else p["group"].iloc[who],
+                         "name": "" if who is None else names[who],
+                         "group": "" if who is None else p["group"].iloc[who],
                          "score": score})
     cols = ["answer_id", "model", "job", "oversampled", "entry", "text", "name", "group", "score"]
     return pd.DataFrame(rows, columns=cols)
@@ -1032,4 +1035,6 @@ def uniformity_phrase(p_value: float, level: float = 0.05) -> str:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     if not 0 <= p_value <= 1:
         raise ValueError(f"p_value must be in [0, 1], got {p_value!r}")
-    return "are not spread evenly over the groups" if p_value < level else "are consistent with an even spread over the groups"
+    if p_value < level:
+        return "are not spread evenly over the groups"
+    return "are consistent with an even spread over the groups"
