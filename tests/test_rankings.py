@@ -224,3 +224,15 @@ def test_rabbi_is_two_delta_over_n_plus_the_quadratic_term_and_paired_rabbi():
     assert metrics.paired_rabbi([2, 4], [1, 3]) == 1.0 and metrics.rabbi([2, 4], [1, 3]) == 0.5
     with pytest.raises(ValueError, match="must be paired"):
         metrics.paired_rabbi([1, 2], [1])
+
+
+def test_rule_helpers_name_what_is_wrong():
+    answers = pd.DataFrame({"answer_id": ["a"], "answer": ["1. Ann Lee"]})
+    with pytest.raises(ValueError, match=r"answers: missing columns \['job', 'model', 'oversampled', 'parse_error'\]"):
+        R.prompt_names(answers, R.read_rankings().head(8))
+    with pytest.raises(ValueError, match="unknown parse rule 'loose'"):
+        R.rule_rankings(answers, pd.DataFrame(), "loose")
+    with pytest.raises(ValueError, match=r"tables\['a'\]: missing columns \['impact_ratio'\]"):
+        R.crossing_cells({"a": pd.DataFrame(columns=["model", "job", "group"])})
+    with pytest.raises(ValueError, match="p_value must be in"):
+        R.uniformity_phrase(1.5)
