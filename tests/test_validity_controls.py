@@ -218,3 +218,19 @@ def test_ndcg_needs_every_model_in_every_subtask():
     cands["subtask"] = np.where(cands["system"] == "s00", "x", "y")
     with pytest.raises(ValueError, match="every subtask must rank the same models"):
         ndcg_controls(cands, reference="A", k=1, n_perm=2, n_splits=2)
+
+
+def test_control_words_follow_the_numbers():
+    from allocbias.validity import control_words, order_word
+
+    base = {"null_lo": 0.4, "null_hi": 0.8}
+    assert control_words(base | {"r": 0.85, "heldout_lo": 0.2})["verdict"] == "survives both controls"
+    assert control_words(base | {"r": 0.85, "heldout_lo": -0.2})["verdict"] == "survives the null only"
+    assert control_words(base | {"r": 0.6, "heldout_lo": 0.01})["verdict"] == "survives the held-out test only"
+    assert control_words(base | {"r": 0.3, "heldout_lo": 0.0}) == {
+        "null": "below", "heldout": "does not hold", "verdict": "survives neither control"}
+    with pytest.raises(ValueError, match="no 'heldout_lo'"):
+        control_words({"r": 0.3, "null_lo": 0.1, "null_hi": 0.2})
+    assert order_word(0.5, 0.4) == "higher than"
+    with pytest.raises(ValueError, match="two finite numbers"):
+        order_word(float("nan"), 0.1)

@@ -37,6 +37,8 @@ __all__ = [
     "fairness_ranking",
     "ndcg_at",
     "ndcg_controls",
+    "control_words",
+    "order_word",
     "ndcg_table",
     "pearson",
     "rms_over_groups",
@@ -1283,3 +1285,40 @@ def ndcg_controls(
                     heldout_mean=float(held_mean[i]), heldout_lo=float(held_lo[i]), heldout_hi=float(held_hi[i]),
                     gap_heldout_mean=float(gap_held[:, i].mean()), n_models=n_models, n_subtasks=n_subtasks))
     return pd.DataFrame(rows)
+
+
+def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
+    """The words a chapter uses for one row of :attr:`ValidityControls.table`.
+
+    * ``null``: where the observed r stands against its permutation null: ``"above"`` (beyond the null's 97.5th
+      percentile), ``"below"`` (under its 2.5th) or ``"inside"``;
+    * ``heldout``: ``"holds"`` when the held-out r's 95% range over the splits stays above 0, else ``"does not
+      hold"``;
+    * ``verdict``: ``"survives both controls"``, ``"survives the held-out test only"``, ``"survives the null
+      only"`` or ``"survives neither control"``.
+
+    >>> control_words({"r": 0.9, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": 0.1})["verdict"]
+    'survives both controls'
+    >>> control_words({"r": 0.7, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": -0.1})
+    {'null': 'inside', 'heldout': 'does not hold', 'verdict': 'survives neither control'}
+    """
+    for key in ("r", "null_lo", "null_hi", "heldout_lo"):
+        if key not in row:
+            raise ValueError(f"row has no {key!r}: pass a row of ValidityControls.table")
+    r, lo, hi, held = (float(row[k]) for k in ("r", "null_lo", "null_hi", "heldout_lo"))
+    null = "above" if r > hi else "below" if r < lo else "inside"
+    holds = bool(held > 0)
+    verdict = ("survives both controls" if null == "above" and holds else "survives the held-out test only" if holds
+               else "survives the null only" if null == "above" else "survives neither control")
+    return {"null": null, "heldout": "holds" if holds else "does not hold", "verdict": verdict}
+
+
+def order_word(x: float, y: float, *, tolerance: float = 0.0) -> str:
+    """``"higher than"``, ``"lower than"`` or ``"equal to"``: how ``x`` compares with ``y`` (within ``tolerance``).
+
+    >>> order_word(0.42, 0.40), order_word(0.40, 0.42), order_word(0.40, 0.41, tolerance=0.02)
+    ('higher than', 'lower than', 'equal to')
+    """
+    if not (np.isfinite(x) and np.isfinite(y)):
+        raise ValueError(f"order_word needs two finite numbers, got {x!r} and {y!r}")
+    return "higher than" if x - y > tolerance else "lower than" if y - x > tolerance else "equal to"
