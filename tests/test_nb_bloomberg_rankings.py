@@ -97,3 +97,20 @@ def test_rabbi_is_delta_over_four_on_complete_rankings(glued):
     assert glued["decomp_max_quad"] < glued["decomp_max_rabbi"] / 10
     assert glued["r_rabbi_delta_complete"] > 0.999
     assert -1 <= glued["r_paired_vs_rabbi"] <= 1
+
+
+def test_validity_controls_sit_beside_the_correlations(glued):
+    from allocbias.validity import control_words
+
+    # validity_controls computes the same in-sample r as the chapter's own Pearson over the points
+    assert glued["vc_rabbi_k1_r"] == pytest.approx(glued["r_rabbi_k1"])
+    assert glued["vc_avg_gap_k1_r"] == pytest.approx(glued["r_avg_gap_k1"])
+    for metric in ("rabbi", "avg_gap"):
+        for tag in ("k1", "kmid"):
+            v = {k: glued[f"vc_{metric}_{tag}_{k}"] for k in ("r", "null_lo", "null_mean", "null_hi", "heldout",
+                                                                 "heldout_lo", "ceiling", "verdict")}
+            assert v["null_lo"] <= v["null_mean"] <= v["null_hi"]
+            assert v["heldout"] <= v["r"]  # out of sample the r falls
+            assert 0 <= v["ceiling"] <= 1
+            assert v["verdict"] == control_words(v)["verdict"]
+    assert glued["vc_ir_below_null_mean_k1"] <= glued["vc_ir_below_null_hi_k1"]
