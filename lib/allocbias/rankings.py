@@ -762,6 +762,21 @@ def prompt_names(
     DataFrame
         ``answer_id, model, job, oversampled, group, name, source`` (``"prompt"``, ``"exact"``, ``"fuzzy"`` or
         ``"unknown"``), eight rows per answer, in the prompt's order where known (else the study's group order).
+
+    Examples
+    --------
+    >>> names = ["Ann Lee", "Bo Kim", "Cy Ong", "Di Vu", "Ed Ruiz", "Flo Diaz", "Gus Roth", "Dustin Schmidt"]
+    >>> ranks = pd.DataFrame({"answer_id": "a", "job": "j", "shown_position": range(8), "name": names,
+    ...                       "group": list(GROUPS)})
+    >>> text = "\\n".join(f"{i}. {n}" for i, n in enumerate(names[:7] + ["Dusting Schmidt"], start=1))
+    >>> answers = pd.DataFrame({"answer_id": ["a", "b"], "model": "m", "job": "j", "oversampled": False,
+    ...                         "parse_error": ["", "b: entry 8 '8. Dusting Schmidt' names nobody in the prompt"],
+    ...                         "answer": ["1. Ann Lee", text]})
+    >>> p = prompt_names(answers, ranks)
+    >>> p.loc[p["answer_id"] == "b", "source"].value_counts().to_dict()
+    {'exact': 7, 'fuzzy': 1}
+    >>> p.loc[p["source"] == "fuzzy", ["group", "name"]].to_numpy().tolist()
+    [['Male Hispanic', 'Dustin Schmidt']]
     """
     from rapidfuzz import fuzz, utils
 
@@ -840,6 +855,12 @@ def rule_rankings(
     (:func:`prompt_names`; an unknown name can only be unranked). Answers the rule refuses get no rows.
 
     Returns ``model, job, answer_id, oversampled, group, rank, named`` (eight rows per parsed answer).
+
+    >>> a = pd.DataFrame({"answer_id": ["x"], "answer": ["Intro: Bo Kim.\\n1. Ann Lee\\n2. Bo Kin"]})
+    >>> p = pd.DataFrame({"answer_id": "x", "model": "m", "job": "j", "oversampled": False,
+    ...                   "group": ["Male White", "Female Black"], "name": ["Ann Lee", "Bo Kim"]})
+    >>> [rule_rankings(a, p, rule)["rank"].tolist() for rule in ("strict", "fuzzy", "first_occurrence")]
+    [[], [1.0, 2.0], [2.0, 1.0]]
     """
     if rule not in PARSE_RULES:
         raise ValueError(f"unknown parse rule {rule!r}; expected one of {list(PARSE_RULES)}")
