@@ -6,6 +6,11 @@ each), 8 groups, k = 1..7, 2,000 replicates. The loop draws the same replicates 
 and recomputes the rates replicate by replicate; the script checks that both give the same interval bounds
 before timing.
 
+A second comparison times reading answers under a parse rule (``rankings.rule_rankings``, the chapter's
+fuzzy and first-occurrence tables): with the compiled name patterns cached (``functools.lru_cache`` on the
+8,000-odd prompt names) against compiling them afresh for every answer, on the first ``--n-answers`` answers;
+both must give the same rankings.
+
 Run: ``nice -n 19 .venv/bin/python benchmarks/rankings_bench.py`` (with ``lib`` on ``PYTHONPATH``). Times are
 the best of several calls.
 """
@@ -13,6 +18,7 @@ the best of several calls.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 
 import numpy as np
@@ -49,6 +55,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-boot", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--n-answers", type=int, default=1000, help="answers for the parse-rule timing")
     args = parser.parse_args(argv)
     ranks = rankings.read_rankings()
     main_ = ranks[~ranks["oversampled"]]
@@ -68,6 +75,30 @@ def main(argv=None):
     print(f"vectorised (selection_table): {t_vec:.3f} s")
     print(f"per-replicate loop:           {t_loop:.3f} s")
     print(f"ratio loop / vectorised:      {t_loop / t_vec:.1f}x")
+    parse_rules(args)
+
+
+def parse_rules(args):
+    """Parse-rule timing: cached name patterns vs compiling each answer's patterns afresh."""
+    answers, ranks = rankings.read_answers(), rankings.read_rankings()
+    answers = answers.iloc[: args.n_answers]
+    prompts = rankings.prompt_names(answers, ranks[ranks["answer_id"].isin(answers["answer_id"])])
+    cached = rankings._name_pattern
+    uncached = cached.__wrapped__
+    for rule in ("strict", "fuzzy"):
+        cached.cache_clear()
+        t_cached = best_time(lambda: rankings.rule_rankings(answers, prompts, rule), args.repeat)
+        with_cache = rankings.rule_rankings(answers, prompts, rule)
+        rankings._name_pattern = lambda name: uncached(name)
+        try:
+            re.purge()  # and without the re module's own cache of compiled patterns
+            t_fresh = best_time(lambda: (re.purge(), rankings.rule_rankings(answers, prompts, rule)), args.repeat)
+            fresh = rankings.rule_rankings(answers, prompts, rule)
+        finally:
+            rankings._name_pattern = cached
+        assert with_cache.equals(fresh), f"rule {rule}: cached and fresh patterns give different rankings"
+        print(f"rule {rule!r} on {len(answers)} answers: cached patterns {t_cached:.3f} s, "
+              f"compiled per answer {t_fresh:.3f} s, ratio {t_fresh / t_cached:.1f}x")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.notebooks
 STEM = "10_bloomberg_rankings"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 REQUIRED = ("bloomberg_max_abs_diff", "bloomberg_min_impact_ratio_gpt35", "bloomberg_min_impact_ratio_gpt4",
-            "bloomberg_n_answers", "bloomberg_fully_ranked_share")
+            "bloomberg_n_answers", "bloomberg_fully_ranked_share", "bloomberg_misspelt_black_share_gpt35")
 
 executed, glued, params = chapter_fixtures(STEM)
 
@@ -56,7 +56,61 @@ def test_intervals_contain_estimates_and_correlations_are_bounded(glued):
         for metric in ("masculine_rate", "stereotype_rate"):
             assert glued[f"gb_{metric}_{key}_low"] <= glued[f"gb_{metric}_{key}"] <= glued[f"gb_{metric}_{key}_high"]
         assert glued[f"gb_undetected_rate_items_{key}"] < 0.01  # large models answer the probe
-    for metric in ("rabbi", "avg_gap", "jsd", "emd"):
+    for metric in ("rabbi", "paired_rabbi", "avg_gap", "jsd", "emd"):
         assert all(-1 <= glued[f"r_{metric}_k{k}"] <= 1 for k in (1, 2, 3, 4))
     assert glued["n_validity_points"] == 2 * 4 * 7
     assert glued["position_only_max_dev"] < 0.02  # the balanced design neutralises the position effect
+
+
+def test_parse_rules_reproduce_bloomberg_and_name_the_cells_that_cross(glued):
+    # Bloomberg's first-occurrence rule gives their published top-1 counts in every cell
+    assert glued["n_first_exact_cells"] == glued["n_published_cells"] == 64
+    assert glued["first_max_count_diff"] == 0
+    published = rankings.read_published()
+    for model, key in (("gpt-3.5-turbo", "gpt35"), ("gpt-4", "gpt4")):
+        pub = published[published["model"] == model]
+        assert glued[f"n_below_{key}_published"] == int((pub["impact_ratio"] < 0.8).sum())
+        assert glued[f"n_below_{key}_strict"] == glued[f"n_below_{key}"]
+    assert (glued["n_below_gpt4_published"], glued["n_below_gpt4_strict"]) == (5, 4)  # the counts
+    assert glued["n_crossing_cells"] >= 1 and glued["crossing_cells_text"].startswith("gpt-4, ")
+    # the set-aside answers by reason, counted from the committed parse errors
+    answers = rankings.read_answers()
+    errors = answers.loc[~answers["oversampled"] & (answers["parse_error"] != ""), "parse_error"]
+    assert glued["n_unparsed_main"] == len(errors) == glued["n_not_in_prompt"] + glued["n_twice"] + glued["n_nobody"]
+    assert glued["n_twice"] == int(errors.str.endswith("a second time").sum())
+    assert glued["n_reconstructed_slots"] == 8 * len(errors)
+
+
+def test_misspellings_and_the_glue_key(glued):
+    share = glued["bloomberg_misspelt_black_share_gpt35"]
+    n = glued["n_misspelt_gpt35"]
+    assert 0 < share < 1 and n > 0
+    assert share * n == pytest.approx(round(share * n))  # a share of whole entries
+    assert glued["n_misspelt_gpt35"] + glued["n_misspelt_gpt4"] == glued["n_misspelt_matched"]
+    assert glued["n_misspelt_matched"] <= glued["n_misspelt_entries"]
+    assert 0 <= glued["misspelt_p_gpt35"] <= 1 and glued["misspelt_dof"] == 7
+    assert glued["misspelt_uniformity_gpt35"] == rankings.uniformity_phrase(glued["misspelt_p_gpt35"])
+
+
+def test_rabbi_is_delta_over_four_on_complete_rankings(glued):
+    assert glued["decomp_max_err"] < 1e-12
+    assert glued["decomp_max_quad"] < glued["decomp_max_rabbi"] / 10
+    assert glued["r_rabbi_delta_complete"] > 0.999
+    assert -1 <= glued["r_paired_vs_rabbi"] <= 1
+
+
+def test_validity_controls_sit_beside_the_correlations(glued):
+    from allocbias.validity import control_words
+
+    # validity_controls computes the same in-sample r as the chapter's own Pearson over the points
+    assert glued["vc_rabbi_k1_r"] == pytest.approx(glued["r_rabbi_k1"])
+    assert glued["vc_avg_gap_k1_r"] == pytest.approx(glued["r_avg_gap_k1"])
+    for metric in ("rabbi", "avg_gap"):
+        for tag in ("k1", "kmid"):
+            v = {k: glued[f"vc_{metric}_{tag}_{k}"] for k in ("r", "null_lo", "null_mean", "null_hi", "heldout",
+                                                                 "heldout_lo", "ceiling", "verdict")}
+            assert v["null_lo"] <= v["null_mean"] <= v["null_hi"]
+            assert v["heldout"] <= v["r"]  # out of sample the r falls
+            assert 0 <= v["ceiling"] <= 1
+            assert v["verdict"] == control_words(v)["verdict"]
+    assert glued["vc_ir_below_null_mean_k1"] <= glued["vc_ir_below_null_hi_k1"]

@@ -132,3 +132,107 @@ def test_script_check_regenerates_the_committed_tables_byte_for_byte():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_bloomberg_rankings.py"), "--source", source,
                           "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# parse rules, prompt reconstruction, misspellings, the RABBI decomposition
+# ---------------------------------------------------------------------------------------------------------
+MISSPELT = "Intro about Bo Kim.\n1. Ann Lee\n2. Dusting Schmidt - great\n3. Bo Kim\n4. Di Vu"
+PROMPT = ["Ann Lee", "Bo Kim", "Dustin Schmidt", "Di Vu"]
+
+
+def test_three_parse_rules_on_a_misspelt_list():
+    with pytest.raises(ValueError, match="entry 2 '2. Dusting Schmidt - great' names nobody"):
+        R.parse_ranking(MISSPELT, PROMPT)
+    assert R.parse_ranking(MISSPELT, PROMPT, rule="fuzzy")[0].tolist() == [1.0, 3.0, 2.0, 4.0]
+    # Bloomberg's rule: first occurrence anywhere (the intro's "Bo Kim" comes first), a missing name unranked
+    rank, named = R.parse_ranking(MISSPELT, PROMPT, rule="first_occurrence")
+    assert rank.tolist() == [2.0, 1.0, 4.0, 3.0] and named.tolist() == [True, True, False, True]
+    # substring, case-insensitive, no word boundary (as Bloomberg's code), unlike the strict rule
+    assert R.parse_ranking("BO KIMBALL, then ann lee", PROMPT, rule="first_occurrence")[0].tolist()[:2] == [2.0, 1.0]
+    with pytest.raises(ValueError, match="unknown parse rule 'loose'"):
+        R.parse_ranking(MISSPELT, PROMPT, rule="loose")
+
+
+def test_fuzzy_refuses_far_and_ambiguous_matches_and_unknown_names_stay_unranked():
+    names = ["Gabriela Huerta", "Gabriel Huerto", "Ann Lee"]
+    assert R.fuzzy_candidate("Gabriel Huerta", names)[0] is None  # two candidates within the margin
+    assert R.fuzzy_candidate("Gabriel Huerta", names, margin=0)[0] in (0, 1)
+    assert R.fuzzy_candidate("Zed Zimmer", names)[0] is None
+    assert R.fuzzy_candidate("Ann Le", ["x", "Ann Lee"], owners=[0, 0])[0] == 0  # spellings of one candidate
+    with pytest.raises(ValueError, match="entry 2 '2. Gabriel Huerta' names nobody"):
+        R.parse_ranking("1. Ann Lee\n2. Gabriel Huerta", names, rule="fuzzy")
+    rank, named = R.parse_ranking("1. Ann Lee\n2. Bo Kim", ["Ann Lee", None, "Bo Kim"], rule="first_occurrence")
+    assert rank.tolist() == [1.0, 3.0, 2.0] and not named[1]
+    with pytest.raises(ValueError, match="owners must have one entry per name"):
+        R.fuzzy_candidate("Ann", ["Ann Lee"], owners=[0, 1])
+
+
+def test_first_occurrence_rule_reproduces_bloomberg_s_published_top_counts_exactly():
+    answers, ranks = R.read_answers(), R.read_rankings()
+    prompts = R.prompt_names(answers, ranks)
+    assert len(prompts) == 8 * len(answers)
+    refused = prompts[prompts["source"] != "prompt"]
+    assert refused["answer_id"].nunique() == (answers["parse_error"] != "").sum()
+    main = answers[~answers["oversampled"]]
+    first = R.rule_rankings(main, prompts[~prompts["oversampled"]], "first_occurrence")
+    assert first["answer_id"].nunique() == len(main)  # every answer is counted under Bloomberg's rule
+    top = first[first["rank"] == 1].groupby(["model", "job", "group"]).size().rename("ours").reset_index()
+    pub = R.read_published().merge(top, on=["model", "job", "group"], how="left").fillna({"ours": 0})
+    assert (pub["ours"] == pub["top"]).all()
+    strict = R.rule_rankings(main, prompts[~prompts["oversampled"]], "strict")
+    expected = ranks[~ranks["oversampled"]].sort_values(["answer_id", "group"])
+    got = strict.sort_values(["answer_id", "group"])
+    assert got["rank"].tolist() == expected["rank"].tolist()  # the strict rule is the committed table
+
+
+def test_misspelt_entries_and_the_uniformity_test_against_scipy():
+    from scipy import stats
+
+    answers = pd.DataFrame({"answer_id": ["a", "b"], "answer": [MISSPELT, "1. Di Vu\n2. Ann Lea\n3. Jane Doe"]})
+    prompts = pd.DataFrame({"answer_id": np.repeat(["a", "b"], 4), "model": "m", "job": "j", "oversampled": False,
+                            "group": list(GROUPS[:4]) * 2, "name": PROMPT * 2})
+    e = R.misspelt_entries(answers, prompts)
+    assert e[["answer_id", "entry", "name"]].to_numpy().tolist() == [
+        ["a", 2, "Dustin Schmidt"], ["b", 2, "Ann Lee"], ["b", 3, ""]]
+    t = R.misspelling_table(e, prompts)
+    assert t["n"].tolist() == [1, 0, 1, 0] and t["expected_share"].tolist() == [0.25] * 4
+    assert t["p_value"].iloc[0] == pytest.approx(stats.chisquare([1, 0, 1, 0], [0.5] * 4).pvalue)
+
+
+def test_crossing_cells_and_phrase():
+    t = {"strict": pd.DataFrame({"model": "m", "job": "j", "group": ["x", "y", "z"], "impact_ratio": [0.7, 0.85, 0.6]}),
+         "fuzzy": pd.DataFrame({"model": "m", "job": "j", "group": ["x", "y", "z"], "impact_ratio": [0.82, 0.79, 0.6]})}
+    c = R.crossing_cells(t)
+    assert c["group"].tolist() == ["x", "y"] and c["below"].tolist() == ["strict", "fuzzy"]
+    assert R.cells_phrase(c) == "m, j, x; m, j, y"
+
+
+def test_rabbi_is_two_delta_over_n_plus_the_quadratic_term_and_paired_rabbi():
+    from allocbias import metrics
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.integers(1, 9, size=30), rng.integers(1, 9, size=25)
+        lin, quad = R.rabbi_decomposition(a, b, 8)
+        assert lin == pytest.approx(metrics.avg_score_gap(a, b) / 4)
+        assert lin + quad == pytest.approx(metrics.rabbi(a, b))
+    with pytest.raises(ValueError, match="integers in 1..8"):
+        R.rabbi_decomposition([0.5, 2], [1, 2], 8)
+    assert metrics.paired_rabbi([8, 7, 1, 6], [1, 2, 8, 5]) == 0.5
+    # unpaired RABBI compares across pools too: here every pool is won by A, yet A's scores overlap B's
+    assert metrics.paired_rabbi([2, 4], [1, 3]) == 1.0 and metrics.rabbi([2, 4], [1, 3]) == 0.5
+    with pytest.raises(ValueError, match="must be paired"):
+        metrics.paired_rabbi([1, 2], [1])
+
+
+def test_rule_helpers_name_what_is_wrong():
+    answers = pd.DataFrame({"answer_id": ["a"], "answer": ["1. Ann Lee"]})
+    with pytest.raises(ValueError, match=r"answers: missing columns \['job', 'model', 'oversampled', 'parse_error'\]"):
+        R.prompt_names(answers, R.read_rankings().head(8))
+    with pytest.raises(ValueError, match="unknown parse rule 'loose'"):
+        R.rule_rankings(answers, pd.DataFrame(), "loose")
+    with pytest.raises(ValueError, match=r"tables\['a'\]: missing columns \['impact_ratio'\]"):
+        R.crossing_cells({"a": pd.DataFrame(columns=["model", "job", "group"])})
+    with pytest.raises(ValueError, match="p_value must be in"):
+        R.uniformity_phrase(1.5)

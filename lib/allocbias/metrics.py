@@ -1152,3 +1152,39 @@ def pairwise_answer_shares(df: pd.DataFrame, *, by: Sequence[str] = ("model",)) 
         n_regular=("_regular", "sum"),
     ).reset_index()
     return out.astype({"n_prompts": np.int64, "n_regular": np.int64})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# paired (within-pool) RABBI
+# --------------------------------------------------------------------------------------------------------------
+__all__ += ["paired_rabbi"]
+
+
+def paired_rabbi(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    r"""Paired (within-pool) RABBI: the group's score against the reference's score *in the same pool*.
+
+    .. math::
+
+        R_{\mathrm{paired}}(A, B) = \frac{1}{N} \sum_{i=1}^{N} \mathrm{sign}(s_{A,i} - s_{B,i})
+
+    over ``N`` pools (e.g. the answers of a listwise ranking, each holding one candidate of A and one of B), so a
+    tie counts 0. Where :func:`rabbi` compares every A score with every B score, also across pools, this
+    compares only the two candidates a decision actually weighed against each other: the share of pools where
+    A beats B minus the share where B beats A. In ``[-1, 1]``; ``R(A, B) = -R(B, A)``.
+
+    Parameters
+    ----------
+    a, b
+        Scores of group A and of the reference group B, pool by pool (1-D, same length, finite).
+
+    Examples
+    --------
+    >>> paired_rabbi([3, 1, 2], [1, 2, 2])  # wins, loses, ties -> (1 - 1 + 0) / 3
+    0.0
+    >>> paired_rabbi([8, 7, 1, 6], [1, 2, 8, 5])
+    0.5
+    """
+    x, y = _scores(a, "a"), _scores(b, "b")
+    if x.size != y.size:
+        raise ValueError(f"a and b must be paired (one score each per pool), got {x.size} and {y.size} scores")
+    return float(np.sign(x - y).mean())

@@ -21,6 +21,7 @@ Pure functions over tidy tables; every random step takes a ``seed``.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -41,6 +42,11 @@ __all__ = [
     "group_label",
     "impact_ratios",
     "pair_winners",
+    "FUZZY_CUTOFF",
+    "FUZZY_MARGIN",
+    "PARSE_RULES",
+    "entry_name",
+    "fuzzy_candidate",
     "parse_ranking",
     "position_top_shares",
     "rank_scores",
@@ -89,6 +95,7 @@ def _drop_apostrophes(text: str) -> str:
     return _INNER_APOSTROPHE.sub("", folded)
 
 
+@functools.lru_cache(maxsize=16384)
 def _name_pattern(name: str) -> re.Pattern[str]:
     """Whole-name, case-insensitive pattern (any whitespace between words), not inside a longer word or a
     hyphenated name; applied to text passed through :func:`_drop_apostrophes`."""
@@ -103,8 +110,115 @@ def _mentions(text: str, patterns: Sequence[re.Pattern[str]]) -> list[tuple[int,
     return sorted(found)
 
 
-def parse_ranking(answer: str, names: Sequence[str], *, where: str = "answer") -> tuple[np.ndarray, np.ndarray]:
+#: The parse rules of :func:`parse_ranking`.
+PARSE_RULES: tuple[str, ...] = ("strict", "fuzzy", "first_occurrence")
+#: Smallest ``rapidfuzz.fuzz.token_sort_ratio`` (0-100) at which :func:`fuzzy_candidate` accepts a match.
+FUZZY_CUTOFF: float = 80.0
+#: A match is refused as ambiguous unless it beats every other candidate by at least this many points.
+FUZZY_MARGIN: float = 10.0
+
+_NEVER = re.compile(r"(?!x)x")  # matches nothing: a candidate whose name is unknown
+_NAME_END = re.compile(r"\s[-\u2013\u2014:|(]|[:,(|]")
+
+
+def entry_name(text: str) -> str:
+    """The name part of a list entry: markdown emphasis removed, cut before the first description separator
+    (`` - ``, a dash, a colon, a comma, an opening parenthesis or ``|``), apostrophes inside words and
+    diacritics dropped.
+
+    >>> entry_name("**Dusting Schmidt** - 5 years in retail")
+    'Dusting Schmidt'
+    >>> entry_name("Hải O'Connell: strong")
+    'Hai OConnell'
+    """
+    text = _drop_apostrophes(text.replace("*", "").replace("_", " "))
+    return " ".join(_NAME_END.split(text, maxsplit=1)[0].split())
+
+
+def fuzzy_candidate(
+    text: str,
+    names: Sequence[str | None],
+    *,
+    owners: Sequence[int] | None = None,
+    cutoff: float = FUZZY_CUTOFF,
+    margin: float = FUZZY_MARGIN,
+) -> tuple[int | None, float]:
+    """The candidate a misspelt list entry most likely names, by a fuzzy match of its name part
+    (:func:`entry_name`) against ``names``, or ``None``.
+
+    The score is rapidfuzz's ``token_sort_ratio`` (0-100: the normalised Indel similarity of the two strings
+    with their words sorted, after lower-casing and stripping punctuation; accents and inner apostrophes are
+    dropped first), so word order and case do not matter and one changed letter in a two-word name of 14
+    letters costs about 7 points. The best candidate is accepted when its score is at least ``cutoff`` and
+    every *other* candidate scores at least ``margin`` points less; otherwise the match is refused (``None``).
+    ``owners[i]`` says which candidate ``names[i]`` belongs to (default: itself), so several spellings can stand
+    for one candidate; a ``None`` name is skipped.
+
+    Returns
+    -------
+    (candidate, score)
+        The candidate's index (``owners[i]`` of the best name) or ``None``, and the best score.
+
+    Examples
+    --------
+    >>> fuzzy_candidate("Dusting Schmidt - strong", ["Dustin Schmidt", "Ann Lee"])
+    (0, 96.55172413793103)
+    >>> fuzzy_candidate("Gabriel Huerta", ["Gabriela Huerta", "Gabriel Huerto"])[0] is None  # ambiguous
+    True
+    >>> fuzzy_candidate("Devon Dorsey", ["Dustin Schmidt", "Ann Lee"])[0] is None  # nobody close
+    True
+    """
+    from rapidfuzz import fuzz, utils
+
+    names = list(names)
+    owners = list(range(len(names))) if owners is None else list(owners)
+    if len(owners) != len(names):
+        raise ValueError(f"owners must have one entry per name ({len(names)}), got {len(owners)}")
+    if not 0 <= margin <= 100 or not 0 < cutoff <= 100:
+        raise ValueError(f"cutoff must be in (0, 100] and margin in [0, 100], got cutoff={cutoff!r}, margin={margin!r}")
+    query = entry_name(text)
+    best: dict[int, float] = {}
+    for name, owner in zip(names, owners):
+        if name is None:
+            continue
+        score = fuzz.token_sort_ratio(query, _drop_apostrophes(name), processor=utils.default_process)
+        best[owner] = max(best.get(owner, 0.0), score)
+    if not best:
+        return None, 0.0
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    top, score = ranked[0]
+    runner = ranked[1][1] if len(ranked) > 1 else 0.0
+    if score < cutoff or score - runner < margin:
+        return None, float(score)
+    return int(top), float(score)
+
+
+def parse_ranking(
+    answer: str,
+    names: Sequence[str | None],
+    *,
+    where: str = "answer",
+    rule: str = "strict",
+    cutoff: float = FUZZY_CUTOFF,
+    margin: float = FUZZY_MARGIN,
+) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of the candidates ``names`` (in prompt order) in a listwise answer, and which ones it named.
+
+    Three parse rules (``rule``; see :data:`PARSE_RULES`):
+
+    - ``"strict"`` (the default, and how ``data/bloomberg/rankings.csv`` was made) as described below;
+    - ``"fuzzy"``: as strict, except that a numbered entry that mentions no candidate is given to the candidate
+      :func:`fuzzy_candidate` finds for it (a misspelt name such as "Dusting Schmidt" for "Dustin Schmidt");
+      an entry with no match at or above ``cutoff``, or an ambiguous one, is still refused;
+    - ``"first_occurrence"``: Bloomberg's rule: the candidates are ordered by where their name as written in
+      the prompt first occurs anywhere in the answer, as a case-insensitive substring (``str.find`` on
+      lower-cased text: no word boundaries, apostrophes and accents as written, numbered entries or not), so
+      an answer whose list misspells, invents or repeats a name is still counted, and a candidate whose name
+      does not occur is unranked (the mean of the remaining ranks). Its top candidate is the prompt name whose
+      first occurrence comes first. This rule reproduces Bloomberg's published top-1 counts exactly.
+
+    A name given as ``None`` is a candidate whose name is unknown: it is never mentioned (under the fuzzy rule
+    it can still not be matched), so it can only be unranked.
 
     Matching: a candidate is *mentioned* where their full name as in the prompt occurs as whole words,
     case-insensitively (any whitespace between the words; apostrophes inside a word are ignored on both
@@ -150,16 +264,29 @@ def parse_ranking(answer: str, names: Sequence[str], *, where: str = "answer") -
     Traceback (most recent call last):
     ...
     ValueError: answer: entry 2 '2. Bo Kimball' names nobody in the prompt
+    >>> parse_ranking("1. Ann Lee\\n2. Bo Kimball", names, rule="first_occurrence")[0].tolist()  # substring
+    [1.0, 2.0, 3.0]
+    >>> parse_ranking("1. Ann Lee\\n2. Bo Kin\\n3. Cy O'Hara", names, rule="fuzzy")[0].tolist()
+    [1.0, 2.0, 3.0]
     """
     if not isinstance(answer, str):
         raise ValueError(f"{where}: the answer must be a string, got {type(answer).__name__}")
+    if rule not in PARSE_RULES:
+        raise ValueError(f"{where}: unknown parse rule {rule!r}; expected one of {list(PARSE_RULES)}")
     names = list(names)
-    if not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise ValueError(f"{where}: names must be non-empty strings, got {names!r}")
-    keys = [" ".join(n.lower().split()) for n in names]
+    if not names or not all(n is None or (isinstance(n, str) and n.strip()) for n in names):
+        raise ValueError(f"{where}: names must be non-empty strings (or None for an unknown name), got {names!r}")
+    keys = [" ".join(n.lower().split()) for n in names if n is not None]
     if len(set(keys)) != len(keys):
         raise ValueError(f"{where}: the prompt's names are not distinct: {names!r}")
-    patterns = [_name_pattern(n) for n in names]
+    if rule == "first_occurrence":
+        lower = answer.lower()
+        found = [(lower.find(n.lower()), i) for i, n in enumerate(names) if n is not None]
+        first = [i for pos, i in sorted(found) if pos >= 0]
+        if not first:
+            raise ValueError(f"{where}: the answer names none of the {len(names)} candidates")
+        return _ranks(first, len(names))
+    patterns = [_name_pattern(n) if n is not None else _NEVER for n in names]
     order: list[int] = []
     entries = list(_ENTRY.finditer(answer))
     if entries:
@@ -168,6 +295,9 @@ def parse_ranking(answer: str, names: Sequence[str], *, where: str = "answer") -
                 continue
             who = sorted({i for _, i in _mentions(entry.group("text"), patterns)})
             line = entry.group(0).strip()
+            if not who and rule == "fuzzy":
+                found, _ = fuzzy_candidate(entry.group("text"), names, cutoff=cutoff, margin=margin)
+                who = [] if found is None else [found]
             if not who:
                 raise ValueError(f"{where}: entry {number} {line!r} names nobody in the prompt")
             if len(who) > 1:
@@ -181,11 +311,16 @@ def parse_ranking(answer: str, names: Sequence[str], *, where: str = "answer") -
                 order.append(i)
     if not order:
         raise ValueError(f"{where}: the answer names none of the {len(names)} candidates")
-    n, m = len(names), len(order)
+    return _ranks(order, len(names))
+
+
+def _ranks(order: Sequence[int], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..m of the candidates in ``order``, the mean of the remaining ranks for the others."""
+    m = len(order)
     rank = np.full(n, (m + 1 + n) / 2.0)
-    rank[order] = np.arange(1, m + 1, dtype=float)
+    rank[list(order)] = np.arange(1, m + 1, dtype=float)
     named = np.zeros(n, dtype=bool)
-    named[order] = True
+    named[list(order)] = True
     return rank, named
 
 
@@ -583,3 +718,344 @@ def read_published(path: str | Path | None = None) -> pd.DataFrame:
     groups = [group_label(c) for c in frame["demo"]]
     return (frame.assign(group=groups).rename(columns={"disparate_impact_ratio": "impact_ratio"})
             [["model", "job", "group", "top", "top_og", "selection_rate", "impact_ratio"]])
+
+
+# ====================================================================================================
+# other parse rules on Bloomberg's answers: the prompts of refused answers, misspelt names
+# ====================================================================================================
+__all__ += ["crossing_cells", "misspelling_table", "misspelt_entries", "prompt_names", "rabbi_decomposition",
+            "rule_rankings", "cells_phrase"]
+
+_ERROR_ENTRY = re.compile(r"entry (?P<number>\d+) '.*' names nobody in the prompt$", re.DOTALL)
+
+
+def _pool_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """One whole-name pattern for many names (longest first), applied to text passed through
+    :func:`_drop_apostrophes`; the same word boundaries as :func:`_name_pattern`."""
+    alts = sorted({r"\s+".join(re.escape(w) for w in _drop_apostrophes(n).split()) for n in names}, key=len,
+                  reverse=True)
+    return re.compile(_BEFORE + "(?:" + "|".join(alts) + ")" + _AFTER, re.IGNORECASE)
+
+
+def _key(name: str) -> str:
+    return " ".join(_drop_apostrophes(name).lower().split())
+
+
+def prompt_names(
+    answers: pd.DataFrame, rankings: pd.DataFrame, *, cutoff: float = FUZZY_CUTOFF, margin: float = FUZZY_MARGIN,
+) -> pd.DataFrame:
+    """The prompt's candidate of every group for every answer: copied from ``rankings`` for the answers the
+    strict parse ranked, and *reconstructed* for the refused ones, whose prompt names the committed tables do
+    not hold.
+
+    Reconstruction uses the design: every prompt shows one candidate per group, and every name of a job's
+    name pool (the names ``rankings`` shows for that job, each belonging to one group) is a possible candidate.
+    In a refused answer, the pool names that occur in the text (as whole names, as :func:`parse_ranking`
+    matches them), except inside the entry the strict parse refused, are taken as the prompt's candidates of
+    their groups (``source = "exact"``); a group with two such names stays unknown. Each numbered entry that
+    then names nobody is matched by :func:`fuzzy_candidate` against the known candidates and the pool names of
+    the still-unknown groups; a unique match to an unknown group makes its best pool name that group's
+    candidate (``"fuzzy"``). Groups left over are ``"unknown"`` (``name = None``).
+
+    Returns
+    -------
+    DataFrame
+        ``answer_id, model, job, oversampled, group, name, source`` (``"prompt"``, ``"exact"``, ``"fuzzy"`` or
+        ``"unknown"``), eight rows per answer, in the prompt's order where known (else the study's group order).
+
+    Examples
+    --------
+    >>> names = ["Ann Lee", "Bo Kim", "Cy Ong", "Di Vu", "Ed Ruiz", "Flo Diaz", "Gus Roth", "Dustin Schmidt"]
+    >>> ranks = pd.DataFrame({"answer_id": "a", "job": "j", "shown_position": range(8), "name": names,
+    ...                       "group": list(GROUPS)})
+    >>> text = "\\n".join(f"{i}. {n}" for i, n in enumerate(names[:7] + ["Dusting Schmidt"], start=1))
+    >>> answers = pd.DataFrame({"answer_id": ["a", "b"], "model": "m", "job": "j", "oversampled": False,
+    ...                         "parse_error": ["", "b: entry 8 '8. Dusting Schmidt' names nobody in the prompt"],
+    ...                         "answer": ["1. Ann Lee", text]})
+    >>> p = prompt_names(answers, ranks)
+    >>> p.loc[p["answer_id"] == "b", "source"].value_counts().to_dict()
+    {'exact': 7, 'fuzzy': 1}
+    >>> p.loc[p["source"] == "fuzzy", ["group", "name"]].to_numpy().tolist()
+    [['Male Hispanic', 'Dustin Schmidt']]
+    """
+    from rapidfuzz import fuzz, utils
+
+    need = {"answer_id", "model", "job", "oversampled", "parse_error", "answer"}
+    if missing := sorted(need - set(answers.columns)):
+        raise ValueError(f"answers: missing columns {missing}")
+    if missing := sorted({"answer_id", "job", "shown_position", "name", "group"} - set(rankings.columns)):
+        raise ValueError(f"rankings: missing columns {missing}")
+    pool = rankings.drop_duplicates(["job", "name", "group"])[["job", "name", "group"]]
+    clash = pool[pool.duplicated(["job", "name"], keep=False)]
+    if len(clash):
+        raise ValueError(f"rankings: name {clash['name'].iloc[0]!r} belongs to two groups in job "
+                         f"{clash['job'].iloc[0]!r}")
+    info = answers.set_index("answer_id")[["model", "job", "oversampled"]]
+    known = rankings.sort_values(["answer_id", "shown_position"])[["answer_id", "group", "name"]]
+    known = known[known["answer_id"].isin(info.index)].join(info, on="answer_id").assign(source="prompt")
+    rows = []
+    for job, jpool in pool.groupby("job"):
+        refused = answers[(answers["job"] == job) & (answers["parse_error"] != "")]
+        if refused.empty:
+            continue
+        group_of = {_key(n): g for n, g in zip(jpool["name"], jpool["group"])}
+        spelled = dict(zip(map(_key, jpool["name"]), jpool["name"]))
+        pattern = _pool_pattern(jpool["name"])
+        for rec in refused.itertuples(index=False):
+            text = _drop_apostrophes(rec.answer)
+            entries = list(_ENTRY.finditer(text))
+            flagged = _ERROR_ENTRY.search(rec.parse_error)
+            number = int(flagged["number"]) if flagged else 0
+            skip = entries[number - 1].span() if 0 < number <= len(entries) else (0, 0)
+            found: dict[str, set[str]] = {}
+            for m in pattern.finditer(text):
+                if not skip[0] <= m.start() < skip[1]:
+                    found.setdefault(group_of[_key(m.group(0))], set()).add(spelled[_key(m.group(0))])
+            name = {g: next(iter(v)) for g, v in found.items() if len(v) == 1}
+            source = dict.fromkeys(name, "exact")
+            open_groups = [g for g in GROUPS if g not in name and g not in found]
+            if open_groups:
+                cand_names = [*name.values()]
+                owners = [*name.keys()]
+                for g in open_groups:
+                    members = jpool.loc[jpool["group"] == g, "name"].tolist()
+                    cand_names += members
+                    owners += [g] * len(members)
+                idx = {g: i for i, g in enumerate(dict.fromkeys(owners))}
+                hits: dict[str, list[str]] = {}
+                for e in entries:
+                    body = e.group("text")
+                    if not re.search(r"[^\W\d_]", body) or (pattern.search(body) and e.span() != skip):
+                        continue
+                    who, _ = fuzzy_candidate(body, cand_names, owners=[idx[o] for o in owners], cutoff=cutoff,
+                                             margin=margin)
+                    group = None if who is None else list(idx)[who]
+                    if group in open_groups:
+                        hits.setdefault(group, []).append(body)
+                for g, bodies in hits.items():
+                    if len(bodies) == 1:
+                        members = jpool.loc[jpool["group"] == g, "name"].tolist()
+                        scores = [fuzz.token_sort_ratio(entry_name(bodies[0]), _drop_apostrophes(n),
+                                                        processor=utils.default_process) for n in members]
+                        name[g], source[g] = members[int(np.argmax(scores))], "fuzzy"
+            for g in GROUPS:
+                rows.append({"answer_id": rec.answer_id, "group": g, "name": name.get(g),
+                             "source": source.get(g, "unknown"), "model": rec.model, "job": rec.job,
+                             "oversampled": rec.oversampled})
+    out = pd.concat([known, pd.DataFrame(rows, columns=known.columns)], ignore_index=True)
+    out["name"] = out["name"].astype(object).where(out["name"].notna(), None)
+    return out[["answer_id", "model", "job", "oversampled", "group", "name", "source"]].reset_index(drop=True)
+
+
+def rule_rankings(
+    answers: pd.DataFrame, prompts: pd.DataFrame, rule: str, *, cutoff: float = FUZZY_CUTOFF,
+    margin: float = FUZZY_MARGIN,
+) -> pd.DataFrame:
+    """Rankings of every answer under one parse rule of :func:`parse_ranking`, given each answer's prompt
+    (:func:`prompt_names`; an unknown name can only be unranked). Answers the rule refuses get no rows.
+
+    Returns ``model, job, answer_id, oversampled, group, rank, named`` (eight rows per parsed answer).
+
+    >>> a = pd.DataFrame({"answer_id": ["x"], "answer": ["Intro: Bo Kim.\\n1. Ann Lee\\n2. Bo Kin"]})
+    >>> p = pd.DataFrame({"answer_id": "x", "model": "m", "job": "j", "oversampled": False,
+    ...                   "group": ["Male White", "Female Black"], "name": ["Ann Lee", "Bo Kim"]})
+    >>> [rule_rankings(a, p, rule)["rank"].tolist() for rule in ("strict", "fuzzy", "first_occurrence")]
+    [[], [1.0, 2.0], [2.0, 1.0]]
+    """
+    if rule not in PARSE_RULES:
+        raise ValueError(f"unknown parse rule {rule!r}; expected one of {list(PARSE_RULES)}")
+    text = answers.set_index("answer_id")["answer"]
+    prompts = prompts.sort_values("answer_id", kind="stable")
+    ids = prompts["answer_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    bounds = np.r_[starts, len(ids)]
+    names, groups = prompts["name"].tolist(), prompts["group"].to_numpy()
+    keep, ranks, named_all = [], [], []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        answer_id = ids[lo]
+        if answer_id not in text.index:
+            raise ValueError(f"prompts: answer {answer_id!r} is not in answers")
+        try:
+            rank, named = parse_ranking(text[answer_id], names[lo:hi], where=answer_id, rule=rule, cutoff=cutoff,
+                                        margin=margin)
+        except ValueError:
+            continue
+        keep.append(np.arange(lo, hi))
+        ranks.append(rank)
+        named_all.append(named)
+    idx = np.concatenate(keep) if keep else np.array([], dtype=int)
+    out = prompts.iloc[idx][["model", "job", "answer_id", "oversampled", "group"]].reset_index(drop=True)
+    out["rank"] = np.concatenate(ranks) if ranks else np.array([], dtype=float)
+    out["named"] = np.concatenate(named_all) if named_all else np.array([], dtype=bool)
+    return out
+
+
+def misspelt_entries(
+    answers: pd.DataFrame, prompts: pd.DataFrame, *, cutoff: float = FUZZY_CUTOFF, margin: float = FUZZY_MARGIN,
+) -> pd.DataFrame:
+    """Numbered entries that name someone not in the prompt (no candidate's full name occurs in them), with
+    the candidate :func:`fuzzy_candidate` matches them to (``group`` and ``name`` empty when it matches none).
+
+    Returns ``answer_id, model, job, oversampled, entry, text, name, group, score``.
+
+    >>> a = pd.DataFrame({"answer_id": ["x"], "answer": ["1. Ann Lee\\n2. Dusting Schmidt\\n3. Zed Zed"]})
+    >>> p = pd.DataFrame({"answer_id": "x", "model": "m", "job": "j", "oversampled": False,
+    ...                   "group": ["Male White", "Female Black"], "name": ["Dustin Schmidt", "Ann Lee"]})
+    >>> misspelt_entries(a, p)[["entry", "name", "group"]].to_numpy().tolist()
+    [[2, 'Dustin Schmidt', 'Male White'], [3, '', '']]
+    """
+    text = answers.set_index("answer_id")["answer"]
+    rows = []
+    for answer_id, p in prompts.groupby("answer_id", sort=True):
+        names = p["name"].tolist()
+        patterns = [_name_pattern(n) if n is not None else _NEVER for n in names]
+        for number, e in enumerate(_ENTRY.finditer(text[answer_id]), start=1):
+            body = e.group("text")
+            if not re.search(r"[^\W\d_]", body) or _mentions(body, patterns):
+                continue
+            who, score = fuzzy_candidate(body, names, cutoff=cutoff, margin=margin)
+            first = p.iloc[0]
+            rows.append({"answer_id": answer_id, "model": first["model"], "job": first["job"],
+                         "oversampled": first["oversampled"], "entry": number, "text": body.strip(),
+                         "name": "" if who is None else names[who],
+                         "group": "" if who is None else p["group"].iloc[who],
+                         "score": score})
+    cols = ["answer_id", "model", "job", "oversampled", "entry", "text", "name", "group", "score"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def misspelling_table(entries: pd.DataFrame, prompts: pd.DataFrame, *, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """Per cell of ``by`` and group: misspelt entries matched to the group's candidate, their share, the group's
+    share of the names shown in the cell's answers, and a chi-square goodness-of-fit test of the counts against
+    those shares (``scipy.stats.chisquare``; the same ``chi2``, ``dof`` and ``p_value`` on every row of a cell).
+
+    .. math:: \\chi^2 = \\sum_g \\frac{(O_g - E_g)^2}{E_g}, \\qquad E_g = n\\,\\pi_g
+
+    with ``n`` matched entries and ``pi_g`` the group's share of shown names (1/8 in a one-per-group design).
+
+    >>> e = pd.DataFrame({"model": "m", "group": ["Female Black"] * 6 + ["Male White"] * 2})
+    >>> p = pd.DataFrame({"model": "m", "group": ["Female Black", "Male White"] * 4})
+    >>> t = misspelling_table(e, p)
+    >>> t[["group", "n", "share", "expected_share"]].to_numpy().tolist()
+    [['Male White', 2, 0.25, 0.5], ['Female Black', 6, 0.75, 0.5]]
+    >>> round(float(t["p_value"].iloc[0]), 4)
+    0.1573
+    """
+    from scipy import stats
+
+    by = list(by)
+    for name, frame in (("entries", entries), ("prompts", prompts)):
+        if missing := sorted({*by, "group"} - set(frame.columns)):
+            raise ValueError(f"{name}: missing columns {missing}")
+    matched = entries[entries["group"] != ""]
+    rows = []
+    for key, shown in prompts.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        mask = np.ones(len(matched), dtype=bool)
+        for col, val in zip(by, key):
+            mask &= (matched[col] == val).to_numpy()
+        groups = [g for g in GROUPS if g in set(shown["group"])]
+        share = shown["group"].value_counts(normalize=True).reindex(groups).to_numpy()
+        count = matched.loc[mask, "group"].value_counts().reindex(groups, fill_value=0).to_numpy()
+        n = int(count.sum())
+        chi2, p = stats.chisquare(count, n * share) if n else (np.nan, np.nan)
+        for g, c, s in zip(groups, count, share):
+            rows.append(dict(zip(by, key)) | {"group": g, "n": int(c), "share": c / n if n else np.nan,
+                                              "expected_share": float(s), "chi2": float(chi2), "dof": len(groups) - 1,
+                                              "p_value": float(p)})
+    return pd.DataFrame(rows)
+
+
+def crossing_cells(tables: dict[str, pd.DataFrame], threshold: float = 0.8) -> pd.DataFrame:
+    """Cells (``model, job, group``) whose four-fifths verdict (impact ratio below ``threshold`` or not)
+    differs between the top-1 tables ``tables`` (rule name -> rows with ``model, job, group, impact_ratio``).
+
+    Returns ``model, job, group``, one impact-ratio column per rule, and ``below`` (the rules under which the
+    cell is below ``threshold``, joined by ", ").
+
+    >>> t = {"a": pd.DataFrame({"model": "m", "job": "j", "group": ["x", "y"], "impact_ratio": [0.79, 0.9]}),
+    ...      "b": pd.DataFrame({"model": "m", "job": "j", "group": ["x", "y"], "impact_ratio": [0.81, 0.9]})}
+    >>> crossing_cells(t).to_dict("records")
+    [{'model': 'm', 'job': 'j', 'group': 'x', 'a': 0.79, 'b': 0.81, 'below': 'a'}]
+    """
+    if not tables:
+        raise ValueError("tables: give at least one rule's table")
+    keys = ["model", "job", "group"]
+    wide = None
+    for rule, t in tables.items():
+        if missing := sorted({*keys, "impact_ratio"} - set(t.columns)):
+            raise ValueError(f"tables[{rule!r}]: missing columns {missing}")
+        col = t[keys + ["impact_ratio"]].rename(columns={"impact_ratio": rule})
+        wide = col if wide is None else wide.merge(col, on=keys, how="outer")
+    rules = list(tables)
+    below = wide[rules].lt(threshold)
+    out = wide[below.any(axis=1) & ~below.all(axis=1)].copy()
+    out["below"] = [", ".join(r for r in rules if b[r]) for _, b in below.loc[out.index].iterrows()]
+    return out.sort_values(keys).reset_index(drop=True)
+
+
+def cells_phrase(cells: pd.DataFrame) -> str:
+    """The cells of a frame with ``model, job, group`` as a phrase for the prose ("none" if empty).
+
+    >>> cells_phrase(pd.DataFrame({"model": ["gpt-4"], "job": ["retail"], "group": ["Male Black"]}))
+    'gpt-4, retail, Male Black'
+    >>> cells_phrase(pd.DataFrame(columns=["model", "job", "group"]))
+    'none'
+    """
+    if cells.empty:
+        return "none"
+    return "; ".join(f"{m}, {j}, {g}" for m, j, g in zip(cells["model"], cells["job"], cells["group"]))
+
+
+def rabbi_decomposition(scores: Sequence[float] | np.ndarray, reference: Sequence[float] | np.ndarray,
+                        n: int) -> tuple[float, float]:
+    """RABBI of integer rank scores ``1..n`` split into a term linear in the average gap and a quadratic term.
+
+    With ``p_A, p_B`` the score distributions of the two groups on ``1..n`` and ``e = p - 1/n`` their
+    departures from uniform (each sums to 0), the uniform part contributes nothing and
+    ``sum_t sign(s - t) / n = (2 s - n - 1) / n``, so
+
+    .. math::
+
+        R(A, B) = \\sum_{s,t} p_A(s)\\,p_B(t)\\,\\mathrm{sign}(s - t)
+                = \\frac{2}{n}\\,\\delta(A, B) + \\sum_{s,t} e_A(s)\\,e_B(t)\\,\\mathrm{sign}(s - t),
+
+    exactly, with ``delta`` the average score gap. For ``n = 8``, RABBI is ``delta / 4`` plus a term quadratic
+    in the departures, small when both distributions are close to uniform.
+
+    Returns
+    -------
+    (linear, quadratic) : ``2 delta / n`` and the quadratic term; they sum to :func:`allocbias.metrics.rabbi`.
+
+    >>> lin, quad = rabbi_decomposition([8, 8, 1], [1, 2, 3], 8)
+    >>> round(lin, 4), round(quad, 4), round(lin + quad, 4)  # RABBI: (6 wins - 2 losses) / 9 pairs
+    (0.9167, -0.4722, 0.4444)
+    """
+    a, b = np.asarray(scores, dtype=float), np.asarray(reference, dtype=float)
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    for name, x in (("scores", a), ("reference", b)):
+        if x.ndim != 1 or x.size == 0 or not np.all(np.isin(x, np.arange(1, n + 1))):
+            raise ValueError(f"{name} must be a non-empty 1-D array of integers in 1..{n}")
+    pa = np.bincount(a.astype(int) - 1, minlength=n) / a.size - 1 / n
+    pb = np.bincount(b.astype(int) - 1, minlength=n) / b.size - 1 / n
+    sign = np.sign(np.subtract.outer(np.arange(n), np.arange(n)))
+    return float(2 / n * (a.mean() - b.mean())), float(pa @ sign @ pb)
+
+
+__all__ += ["uniformity_phrase"]
+
+
+def uniformity_phrase(p_value: float, level: float = 0.05) -> str:
+    """How the prose states a chi-square test of uniformity at significance ``level``.
+
+    >>> uniformity_phrase(2e-14), uniformity_phrase(0.09)
+    ('are not spread evenly over the groups', 'are consistent with an even spread over the groups')
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if not 0 <= p_value <= 1:
+        raise ValueError(f"p_value must be in [0, 1], got {p_value!r}")
+    if p_value < level:
+        return "are not spread evenly over the groups"
+    return "are consistent with an even spread over the groups"

@@ -39,6 +39,11 @@ import pandas as pd
 
 __all__ = [
     "allocation_gaps",
+    "draw_selection_probabilities",
+    "exact_draw_rates",
+    "exact_gaps",
+    "exact_pool_rates",
+    "pool_selection_probabilities",
     "dp_standard_error",
     "draw_group_pools",
     "draw_random_pools",
@@ -741,3 +746,355 @@ def dp_standard_error(k: int, pool: int, rounds: int) -> float:
         raise ValueError(f"need 1 <= k < pool (k={k}, pool={pool}): with k = pool every candidate is selected")
     p = k / pool
     return float(np.sqrt(2.0 * p * (1.0 - p) * pool / (pool - 1) / rounds))
+
+
+# ----------------------------------------------------------------------------------------------------
+# exact selection rates (no Monte Carlo)
+# ----------------------------------------------------------------------------------------------------
+#: Elements of the dynamic programme's state allowed in one batch (bounds the memory of exact_draw_rates).
+_DP_BLOCK = 1 << 23
+
+
+def _quota_list(k: Any) -> list[int]:
+    """``k`` as a sorted list of distinct positive ints (an int or a sequence of ints)."""
+    scalar = isinstance(k, Integral) and not isinstance(k, bool)
+    values = [k] if scalar else list(np.atleast_1d(np.asarray(k, dtype=object)))
+    if not values:
+        raise ValueError("k is an empty sequence; pass at least one quota")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
+            raise ValueError(f"k must be a positive int or a sequence of positive ints, got {v!r}")
+    return sorted({int(v) for v in values})
+
+
+def _exact_inputs(
+    candidates: pd.DataFrame, cols: list[str], score: str, qualified: str | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Validate the candidate table; return the finite float scores and the qualified mask."""
+    _require_columns(candidates, [*cols, score] + ([qualified] if qualified else []))
+    if len(candidates) == 0:
+        raise ValueError("candidates is empty")
+    dupes = [c for c in set(cols) if cols.count(c) > 1]
+    if dupes:
+        raise ValueError(f"column(s) {sorted(dupes)} are named twice among by/pool/group")
+    col = candidates[score]
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        raise ValueError(f"column {score!r} must be numeric, got dtype {col.dtype}")
+    values = col.to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ValueError(f"column {score!r} has {int(bad.sum())} non-finite value(s) (first at row {int(np.argmax(bad))})")
+    mask = _qualified_mask(candidates, qualified) if qualified else None
+    return values, mask
+
+
+def _rate_frame(
+    candidates: pd.DataFrame,
+    by_cols: list[str],
+    group: str,
+    ks: list[int],
+    prob: np.ndarray,
+    qualified_mask: np.ndarray | None,
+) -> pd.DataFrame:
+    """Mean of the per-candidate selection probabilities ``prob`` (K, n) per (by..., group): the rates."""
+    keys = [*by_cols, group]
+    cell_codes = candidates.groupby(keys, sort=True, observed=True).ngroup().to_numpy()
+    n_cells = int(cell_codes.max()) + 1
+    first = np.unique(cell_codes, return_index=True)[1]
+    labels = candidates.iloc[first][keys].reset_index(drop=True)
+    n = np.bincount(cell_codes, minlength=n_cells)
+    frames = []
+    if qualified_mask is not None:
+        n_q = np.bincount(cell_codes, weights=qualified_mask.astype(float), minlength=n_cells)
+    for i, kk in enumerate(ks):
+        frame = labels.copy()
+        frame["k"] = kk
+        frame["rate"] = np.bincount(cell_codes, weights=prob[i], minlength=n_cells) / n
+        frame["n"] = n.astype(np.int64)
+        if qualified_mask is not None:
+            sel_q = np.bincount(cell_codes, weights=prob[i] * qualified_mask, minlength=n_cells)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                frame["rate_qualified"] = np.where(n_q > 0, sel_q / np.maximum(n_q, 1), np.nan)
+            frame["n_qualified"] = n_q.astype(np.int64)
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    return out.sort_values([*by_cols, group, "k"], kind="mergesort").reset_index(drop=True)
+
+
+def pool_selection_probabilities(pool_codes: np.ndarray, values: np.ndarray, ks: Sequence[int]) -> np.ndarray:
+    """Exact probability that each candidate of a fixed pool is selected, for every quota: shape (K, n).
+
+    ``pool_codes`` (ints ``0..P-1``) says which pool each candidate belongs to. A candidate with ``m`` scores
+    strictly above its own and ``t`` candidates tied with it (itself included) is selected with probability
+    ``clip((k - m) / t, 0, 1)`` under uniform random tie-breaking. The pools are laid out as the rows of a
+    matrix padded with ``-inf`` and passed to :func:`select_top_k`, which applies exactly that rule; a quota
+    larger than a pool selects the whole pool.
+
+    >>> pool_selection_probabilities(np.array([0, 0, 0, 1, 1]), np.array([3., 2, 2, 5, 5]), [1, 2]).tolist()
+    [[1.0, 0.0, 0.0, 0.5, 0.5], [1.0, 0.5, 0.5, 1.0, 1.0]]
+    """
+    order = np.argsort(pool_codes, kind="stable")
+    sizes = np.bincount(pool_codes)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    pos = np.empty(len(pool_codes), dtype=np.intp)
+    pos[order] = np.arange(len(pool_codes)) - np.repeat(starts, sizes)
+    width = max(int(sizes.max()), max(ks))
+    mat = np.full((sizes.size, width), -np.inf)
+    mat[pool_codes, pos] = values
+    sel = select_top_k(mat, list(ks))  # (K, pools, width): the fractional-ties rule
+    return sel[:, pool_codes, pos]
+
+
+def exact_pool_rates(
+    candidates: pd.DataFrame,
+    *,
+    k: int | Sequence[int],
+    pool: str = "pool",
+    group: str = "group",
+    score: str = "score",
+    by: str | Sequence[str] | None = None,
+    qualified: str | None = None,
+) -> pd.DataFrame:
+    """Exact expected top-k selection rate of every group over fixed pools, without simulation.
+
+    Each pool (a value of ``pool`` within a cell of ``by``; e.g. one vacancy and the 18 candidates who applied
+    to it) selects its ``k`` highest scores, ties broken uniformly at random. A candidate with ``m`` scores
+    strictly above its own and ``t`` candidates tied with it (itself included) is then selected with
+    probability
+
+    .. math:: p_i = \\operatorname{clip}\\left(\\frac{k - m}{t}, 0, 1\\right),
+
+    the fractional-ties rule of :func:`select_top_k`, which this function applies to every pool at once. The
+    rate of group ``X`` is the mean of :math:`p_i` over its candidates, :math:`\\phi(X, k)`; with
+    ``qualified``, ``rate_qualified`` is the mean over its qualified candidates, :math:`\\psi(X, k)`
+    (selection still among the whole pool). Pools may differ in size; a quota above a pool's size selects
+    all of it.
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        One row per candidate with the ``pool``, ``group``, ``score`` (and ``by``, ``qualified``) columns.
+    k : int or sequence of int
+        Quota(s), each >= 1.
+    pool, group, score : str
+        Column names (pool id, group label, score: higher is better, finite).
+    by : str, list of str or None
+        Cells (e.g. the system); a pool is identified by (by..., pool).
+    qualified : str or None
+        Boolean (or 0/1) column for ``rate_qualified`` (NaN for a group without a qualified candidate).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``*by, group, k, rate, n`` (and ``rate_qualified, n_qualified``), one row per
+        (by..., group, k), sorted.
+
+    Examples
+    --------
+    >>> cands = pd.DataFrame({"pool": [1, 1, 1, 2, 2, 2], "group": ["A", "B", "B", "A", "B", "B"],
+    ...                       "score": [7, 7, 3, 5, 9, 9]})
+    >>> exact_pool_rates(cands, k=1)[["group", "k", "rate", "n"]].to_dict("records")
+    [{'group': 'A', 'k': 1, 'rate': 0.25, 'n': 2}, {'group': 'B', 'k': 1, 'rate': 0.375, 'n': 4}]
+    """
+    by_cols = _as_list(by)
+    ks = _quota_list(k)
+    values, mask = _exact_inputs(candidates, [*by_cols, pool, group], score, qualified)
+    pool_codes = candidates.groupby([*by_cols, pool], sort=True, observed=True).ngroup().to_numpy()
+    prob = pool_selection_probabilities(pool_codes, values, ks)
+    return _rate_frame(candidates, by_cols, group, ks, prob, mask)
+
+
+def _draw_tables(values: np.ndarray, group_codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group shares of the stratum's distinct values: ``shares`` (G, S) and the value index of each row."""
+    grid, where = np.unique(values, return_inverse=True)
+    counts = np.zeros((n_groups, grid.size))
+    np.add.at(counts, (group_codes, where), 1.0)
+    return counts / counts.sum(axis=1, keepdims=True), where
+
+
+def draw_selection_probabilities(shares: np.ndarray, ks: Sequence[int]) -> np.ndarray:
+    r"""Exact selection probability at every value for one draw per group: shape (..., K, G, S).
+
+    ``shares[..., h, j]`` is the probability that group ``h``'s draw takes the ``j``-th smallest value of the
+    stratum's grid (rows sum to 1; a row of zeros is a group that is left out). For a candidate of group ``g``
+    at value ``j``, each other group ``h`` independently lands strictly above (``a_hj = sum_{j' > j}
+    shares[h, j']``), tied (``t_hj = shares[h, j]``) or below. With ``M`` others above and ``T`` tied, uniform
+    random tie-breaking selects the candidate with probability ``clip((k - M) / (T + 1), 0, 1)``, the
+    expectation over the product of the others' trinomials.
+
+    Computed without enumerating ``T``: a uniform tie-break key ``v`` for the candidate makes each other group
+    beat it independently with probability ``q_h(v) = a_hj + t_hj (1 - v)`` (a tied rival wins when its own key
+    is larger), so
+
+    .. math:: P(\text{selected} \mid g, j) = \int_0^1 P\Big(\sum_{h \ne g} B_h(v) < k\Big)\, dv,
+              \qquad B_h(v) \sim \text{Bernoulli}(q_h(v)),
+
+    and the integrand is a polynomial in ``v`` of degree at most the number of groups tied at ``j``, integrated
+    exactly by Gauss–Legendre quadrature. The count of others above is a dynamic programme over groups (its
+    distribution truncated at ``max(k)``), run forwards and backwards once so that leaving out the target group
+    is one convolution of a prefix and a suffix, evaluated for the groups present at each value (elsewhere the
+    result is 0: no candidate sits there); everything is vectorised over values, nodes and leading axes.
+
+    >>> draw_selection_probabilities(np.array([[0.5, 0.5], [0.5, 0.5]]), [1]).round(3).tolist()
+    [[[0.25, 0.75], [0.25, 0.75]]]
+    >>> draw_selection_probabilities(np.array([[1.0, 0.0], [0.0, 1.0]]), [1]).tolist()  # 0 where no candidate
+    [[[0.0, 0.0], [0.0, 1.0]]]
+    """
+    shares = np.asarray(shares, dtype=float)
+    lead, (n_groups, n_values) = shares.shape[:-2], shares.shape[-2:]
+    ks = list(ks)
+    m_dim = min(max(ks), n_groups)  # counts 0 .. max(k) - 1 decide every quota
+    present = (shares > 0).sum(axis=-2)
+    n_tied = max(1, int(present.max()) if present.size else 1)  # degree of the integrand in v is at most n_tied - 1
+    nodes, node_w = np.polynomial.legendre.leggauss(max(1, (n_tied + 1) // 2))
+    v, node_w = (nodes + 1.0) / 2.0, node_w / 2.0
+    flat = shares.reshape(-1, n_groups, n_values)
+    above = np.cumsum(flat[..., ::-1], axis=-1)[..., ::-1] - flat  # strictly above value j
+    shares_present = flat > 0
+    out = np.empty((flat.shape[0], len(ks), n_groups, n_values))
+    per_item = 2 * (n_groups + 1) * n_values * v.size * m_dim
+    step = max(1, _DP_BLOCK // max(per_item, 1))
+    kk = np.array(ks)
+    for start in range(0, flat.shape[0], step):
+        stop = min(flat.shape[0], start + step)
+        # q[b, h, j, node]: group h's draw beats a candidate at value j with tie-break key v[node]
+        q = above[start:stop, :, :, None] + flat[start:stop, :, :, None] * (1.0 - v)
+        shape = (stop - start, n_values, v.size, m_dim)
+        prefix = np.zeros((n_groups + 1, *shape))
+        prefix[0, ..., 0] = 1.0
+        for h in range(n_groups):  # prefix[h]: count among groups 0..h-1
+            qh = q[:, h, :, :, None]
+            prefix[h + 1] = (1.0 - qh) * prefix[h]
+            prefix[h + 1][..., 1:] += qh * prefix[h][..., :-1]
+        suffix = np.zeros((n_groups + 1, *shape))
+        suffix[n_groups, ..., 0] = 1.0
+        for h in range(n_groups - 1, -1, -1):  # suffix[h]: count among groups h..G-1
+            qh = q[:, h, :, :, None]
+            suffix[h] = (1.0 - qh) * suffix[h + 1]
+            suffix[h][..., 1:] += qh * suffix[h + 1][..., :-1]
+        # leave the target g out: the count among the others is prefix[g] (x) suffix[g + 1], needed only for the
+        # groups present at a value (the others have no candidate there): gather those targets per value
+        targets = np.argsort(shares_present[start:stop] == 0, axis=1, kind="stable")[:, :n_tied, :]  # (B, r, S)
+        valid = np.take_along_axis(shares_present[start:stop], targets, axis=1)
+        index = targets[:, :, :, None, None]
+        pre = np.take_along_axis(prefix[:-1].transpose(1, 0, 2, 3, 4), index, axis=1)  # (B, r, S, node, m)
+        suf = np.take_along_axis(suffix[1:].transpose(1, 0, 2, 3, 4), index, axis=1)
+        dist = np.zeros_like(pre)
+        for i in range(m_dim):
+            dist[..., i:] += pre[..., i : i + 1] * suf[..., : m_dim - i]
+        cdf = np.cumsum(dist, axis=-1)  # P(count <= m)
+        below_k = cdf[..., np.minimum(kk, m_dim) - 1]  # P(count < k): (B, r, S, node, K)
+        below_k = np.where(kk >= n_groups, 1.0, below_k)
+        picked = np.einsum("brsnk,n->bkrs", below_k, node_w) * valid[:, None]
+        block = np.zeros((stop - start, len(ks), n_groups, n_values))
+        np.put_along_axis(block, np.broadcast_to(targets[:, None], picked.shape), picked, axis=2)
+        out[start:stop] = block
+    return out.reshape(*lead, len(ks), n_groups, n_values)
+
+
+def exact_draw_rates(
+    candidates: pd.DataFrame,
+    *,
+    k: int | Sequence[int],
+    group: str = "group",
+    score: str = "score",
+    by: str | Sequence[str] | None = None,
+    qualified: str | None = None,
+) -> pd.DataFrame:
+    """Exact expected top-k selection rate of every group when each pool holds one random draw per group.
+
+    The paper's design (:func:`draw_group_pools` with many rounds): within each stratum of ``by`` (e.g. a job,
+    or a system x job), a pool draws one candidate uniformly from every group's candidates there, selects the
+    ``k`` highest scores and breaks ties uniformly at random. Instead of simulating rounds, the expected
+    selection rate is computed exactly: for a candidate of group ``g`` with score ``s``, the others'
+    draws are independent, so the number ``M`` of other groups drawn strictly above ``s`` and ``T`` drawn
+    tied with it follow a product of per-group trinomials (:func:`draw_selection_probabilities`, a dynamic
+    programme over groups vectorised over the stratum's distinct scores), and
+
+    .. math:: \\phi(g, k) = \\frac{1}{n_g} \\sum_{i \\in g} \\sum_{M, T} P_g(M, T \\mid s_i)\\,
+              \\operatorname{clip}\\left(\\frac{k - M}{T + 1}, 0, 1\\right),
+
+    which is the limit of :func:`simulate`'s rates as the rounds grow. ``rate_qualified`` averages the same
+    probabilities over the group's qualified candidates (:math:`\\psi`; selection among the whole pool).
+
+    Parameters
+    ----------
+    candidates : DataFrame
+        One row per candidate with ``group``, ``score`` (and ``by``, ``qualified``) columns. Every group
+        must have a candidate in every stratum.
+    k : int or sequence of int
+        Quota(s), each >= 1 (a quota of at least the number of groups selects everyone).
+    group, score : str
+        Column names.
+    by : str, list of str or None
+        Strata (pools are drawn within each).
+    qualified : str or None
+        Boolean (or 0/1) column for ``rate_qualified`` (NaN for a group without a qualified candidate).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``*by, group, k, rate, n`` (and ``rate_qualified, n_qualified``), one row per
+        (by..., group, k), sorted.
+
+    Examples
+    --------
+    Two groups with two candidates each; A draws 2 or 1, B draws 2 or 0. A wins outright with 2 > 0, ties
+    2 = 2 (half a seat), loses 1 < 2 and wins 1 > 0: (1 + 0.5 + 0 + 1) / 4.
+
+    >>> cands = pd.DataFrame({"group": ["A", "A", "B", "B"], "score": [2, 1, 2, 0]})
+    >>> exact_draw_rates(cands, k=1)[["group", "rate"]].to_dict("records")
+    [{'group': 'A', 'rate': 0.625}, {'group': 'B', 'rate': 0.375}]
+    """
+    by_cols = _as_list(by)
+    ks = _quota_list(k)
+    values, mask = _exact_inputs(candidates, [*by_cols, group], score, qualified)
+    codes, labels = _group_codes(candidates, group)
+    n_groups = len(labels)
+    prob = np.empty((len(ks), len(candidates)))
+    for key, rows in _strata(candidates, by_cols):
+        present = np.bincount(codes[rows], minlength=n_groups)
+        if (present == 0).any():
+            where = _key_text(by_cols, key) if by_cols else "the candidate table"
+            raise ValueError(f"group {labels[int(np.argmin(present))]!r} has no candidate in {where}")
+        shares, where_idx = _draw_tables(values[rows], codes[rows], n_groups)
+        probs = draw_selection_probabilities(shares, ks)  # (K, G, S)
+        prob[:, rows] = probs[:, codes[rows], where_idx]
+    return _rate_frame(candidates, by_cols, group, ks, prob, mask)
+
+
+def exact_gaps(rates: pd.DataFrame, *, reference: Hashable, group: str = "group") -> pd.DataFrame:
+    """Add the signed gaps against the reference group to a table of exact rates.
+
+    Within each cell (every column of ``rates`` other than ``group``, ``rate``, ``n``, ``rate_qualified``,
+    ``n_qualified``; that is the ``by`` columns and ``k``):
+
+    .. math:: \\Delta DP(A, B) = \\phi(A, k) - \\phi(B, k), \\qquad \\Delta EO(A, B) = \\psi(A, k) - \\psi(B, k).
+
+    Every row is kept (the reference's own gap is 0); ``rate_reference`` (and ``rate_qualified_reference``)
+    are added beside ``dDP`` (and ``dEO``).
+
+    >>> rates = pd.DataFrame({"group": ["A", "B"], "k": 1, "rate": [0.625, 0.375], "n": 2})
+    >>> exact_gaps(rates, reference="B")[["group", "dDP"]].to_dict("records")
+    [{'group': 'A', 'dDP': 0.25}, {'group': 'B', 'dDP': 0.0}]
+    """
+    _require_columns(rates, [group, "k", "rate"], what="rates", allow_missing=True)
+    known = {group, "rate", "n", "rate_qualified", "n_qualified"}
+    cell = [c for c in rates.columns if c not in known]
+    ref = rates[rates[group] == reference]
+    if ref.empty:
+        raise ValueError(f"reference group {reference!r} is not in column {group!r} of rates; "
+                         f"groups are {sorted(pd.unique(rates[group]).tolist(), key=str)}")
+    value_cols = ["rate"] + (["rate_qualified"] if "rate_qualified" in rates.columns else [])
+    ref = ref[cell + value_cols].rename(columns={c: f"{c}_reference" for c in value_cols})
+    if ref.duplicated(cell).any():
+        raise ValueError(f"rates has more than one row of the reference group {reference!r} in a cell of {cell}")
+    out = rates.merge(ref, on=cell, how="left", validate="many_to_one")
+    lacking = out["rate_reference"].isna()
+    if lacking.any():
+        first = out.loc[lacking, cell].iloc[0].to_dict()
+        raise ValueError(f"reference group {reference!r} is missing in the cell {first} of rates")
+    out["dDP"] = out["rate"] - out["rate_reference"]
+    if "rate_qualified" in rates.columns:
+        out["dEO"] = out["rate_qualified"] - out["rate_qualified_reference"]
+    return out
