@@ -32,7 +32,7 @@ from allocbias.book import repo_root  # noqa: E402
 SECTIONS = ("Findings", "What was audited", "Does it screen at all?", "Selection rates and gaps for top-",
             "RABBI, average gap, JSD and EMD", "Local Law 144", "Pairwise comparisons and HiringBloomberg",
             "Among the study", "What these numbers cannot show")
-FAST = ["--n-boot", "20", "--rounds", "100"]  # small bootstrap and simulation: the tests check wiring, not values
+FAST = ["--n-boot", "40", "--rounds", "100"]  # small bootstrap and simulation: the tests check wiring, not values
 SLICE = ["--jobs", "retail", "--names-per-group", "1"]  # 8 groups x 1 name x 6 resumes = 48 prompts
 
 
