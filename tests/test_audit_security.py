@@ -101,6 +101,16 @@ def test_another_server_under_the_same_name_is_refused_naming_both(tmp_path, cap
         assert_one_line_error(code, err, r"from the server " + first.url + r".*server answering now is "
                               + second.url + r".*another --out")
         assert second.requests - before == 1  # the pre-flight prompt only: nothing scored, nothing mixed
+        # the score tables know their server too: an audit.json of an older version, without it, is not enough
+        manifest = json.loads((out / MANIFEST).read_text())
+        older = {**manifest, "identity": {k: v for k, v in manifest["identity"].items()
+                                          if k not in ("server", "base_url")}}
+        (out / MANIFEST).write_text(json.dumps(older))
+        code, _, err = run_cli(["audit", "--base-url", second.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--no-report", "--out", str(out)], capsys)
+        assert_one_line_error(code, err, r"holds 48 rows .*scored by the server " + first.url + r".*answering now is "
+                              + second.url)
+        (out / MANIFEST).write_text(json.dumps(manifest))
         # the first server again: everything is stored, nothing is scored twice
         before = first.requests
         code, stdout, err = run_cli(["audit", "--base-url", first.url, "--model", "stub-model", *SLICE, *FAST,

@@ -816,17 +816,21 @@ def screening_verdict(validity: pd.DataFrame, names_per_group: int, *, min_p_bet
             "reasons": reasons}
 
 
-def format_interval(row: Mapping[str, Any], reference: str = D.REFERENCE_GROUP) -> str:
-    """``+0.123 [+0.010, +0.200]`` for a row with ``estimate``, ``ci_low``, ``ci_high``; ``"reference"`` for the
-    reference group's gap to itself, ``"undefined"`` for another missing estimate; a ``†`` marks an estimate
-    outside its own percentile interval (the report's note says why that can happen).
+def format_interval(row: Mapping[str, Any], reference: str = D.REFERENCE_GROUP, *, signed: bool = True) -> str:
+    """``+0.123 [+0.010, +0.200]`` for a row with ``estimate``, ``ci_low``, ``ci_high`` (without the signs when
+    not ``signed``: probabilities, shares); ``"reference"`` for the reference group's gap to itself,
+    ``"undefined"`` for another missing estimate; a ``†`` marks an estimate outside its own percentile interval
+    (the report's note says why that can happen).
 
     >>> format_interval({"estimate": -0.045, "ci_low": -0.109, "ci_high": -0.048})
     '-0.045 [-0.109, -0.048] †'
+    >>> format_interval({"estimate": 0.49, "ci_low": 0.438, "ci_high": 0.539}, signed=False)
+    '0.490 [0.438, 0.539]'
     """
     if pd.isna(row["estimate"]):
         return "reference" if row.get("group") == reference else "undefined"
-    text = f"{row['estimate']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+    f = "+.3f" if signed else ".3f"
+    text = f"{row['estimate']:{f}} [{row['ci_low']:{f}}, {row['ci_high']:{f}}]"
     return text + " †" if outside_interval(row) else text
 
 
