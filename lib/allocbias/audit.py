@@ -15,11 +15,20 @@ it
    to one self-contained ``OUT/report.html`` (figures embedded, no script or style sheet fetched from a network).
 
 ``OUT/audit.json`` records which system the folder audits; an audit of another system into the same folder is
-refused (:class:`AuditError`), so two models' rows never mix.
+refused (:class:`AuditError`), so two models' rows never mix. For a served model the record includes the server's
+identity (address without credentials, the model id it reports, its ``GET /models`` entry, any
+``system_fingerprint``): another server under the same ``--model`` name is refused naming both servers, in
+``audit.json`` and in each score table's provenance. An audit holds ``OUT/.audit.lock`` (``fcntl.flock``) while it
+runs, so two audits never write into one folder at once. Nothing written to ``OUT`` holds a credential: URLs and
+the command line go through :func:`allocbias.serving.redact_url` / :func:`~allocbias.serving.redact_command`.
 
-The report's tables come from pure functions over the tidy score table (:func:`screening_table`,
-:func:`label_mass_table`, :func:`selection_intervals`, :func:`metric_intervals`, :func:`ll144_table`,
-:func:`system_comparison`); the formulas are on the book page "Definitions and notation".
+The report's tables come from pure functions over the tidy score table (:func:`validity_table`,
+:func:`screening_table`, :func:`label_mass_table`, :func:`selection_intervals`, :func:`metric_intervals`,
+:func:`ll144_table`, :func:`system_comparison`); the formulas are on the book page "Definitions and notation".
+Validity comes first: :func:`screening_verdict` decides whether the model screens at all (and whether the
+intervals can be read); where it does not, the report says so first and withholds four-fifths verdicts and
+"interval excludes 0" claims. Every user-controlled string in the report is escaped (:func:`html_table`,
+:func:`escape_markdown`).
 """
 
 from __future__ import annotations
@@ -192,9 +201,15 @@ def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, 
                 f"{out} holds the audit of {held.get('system')!r} ({held.get('model_key')}), not of "
                 f"{identity['system']!r} ({identity['model_key']}): choose another --out folder"
             )
-        new = identity.get("server")
-        old = held.get("server") or ({"url": held["base_url"]} if held.get("base_url") else None)
-        if new is not None and old is not None and not _same_server(old, new):
+        new, old = identity.get("server"), held.get("server")
+        if new is not None and old is None and held.get("base_url"):  # a manifest of an earlier version: its URL
+            from .serving import redact_url
+
+            old = {"url": redact_url(held["base_url"])}
+            differs = old["url"] != new["url"]
+        else:
+            differs = new is not None and old is not None and not _same_server(old, new)
+        if differs:
             raise AuditError(
                 f"{out} holds scores of {identity['system']!r} from the server {_server_words(old)}, but the server "
                 f"answering now is {_server_words(new)}: the same name may serve other weights, so its stored "
