@@ -460,6 +460,10 @@ def run_audit(
                "parts": parts, "pairwise_rounds": pairwise_rounds, "orderings": orderings, "n_boot": n_boot,
                "precision": system.precision, "wording": wording, "device": device, "rescore": rescore,
                "command": command}
+    if report and progress and names_per_group < MIN_NAMES_FOR_INTERVALS:
+        print(f"note: with {names_per_group} name(s) per group the bootstrap over names is too lumpy to read; the "
+              f"report will say so and withhold its verdicts (--names-per-group {MIN_NAMES_FOR_INTERVALS} or more "
+              "gives readable intervals)", flush=True)
     candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
     pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
     attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
@@ -541,8 +545,10 @@ def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.D
             from .serving import LabelMassError, NoLogprobsError, ServingError
 
             if isinstance(exc, (NoLogprobsError, LabelMassError, ServingError)):
-                raise AuditError(f"{part}: {str(exc).splitlines()[0][:300]}; the rows scored so far are kept in "
-                                 f"{root}: fix the server and run the same command again") from None
+                first = str(exc).splitlines()[0][:300]
+                fix = "a slow server: raise --timeout" if "Timeout" in first else "fix the server"
+                raise AuditError(f"{part}: {first}; the rows scored so far are kept in {root}: {fix} and run the "
+                                 "same command again") from None
             raise
         result.scored_rows[part] = len(ids - before)
         result.seconds[part] = time.perf_counter() - start
