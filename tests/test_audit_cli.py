@@ -32,7 +32,7 @@ from allocbias.book import repo_root  # noqa: E402
 SECTIONS = ("Findings", "What was audited", "Does it screen at all?", "Selection rates and gaps for top-",
             "RABBI, average gap, JSD and EMD", "Local Law 144", "Pairwise comparisons and HiringBloomberg",
             "Among the study", "What these numbers cannot show")
-FAST = ["--n-boot", "20", "--rounds", "100"]  # small bootstrap and simulation: the tests check wiring, not values
+FAST = ["--n-boot", "40", "--rounds", "100"]  # small bootstrap and simulation: the tests check wiring, not values
 SLICE = ["--jobs", "retail", "--names-per-group", "1"]  # 8 groups x 1 name x 6 resumes = 48 prompts
 
 
@@ -91,13 +91,18 @@ def tiny_model(tmp_path_factory):
 class StubServer:
     """An OpenAI-compatible chat-completions server on loopback that returns log-probabilities.
 
-    Pointwise requests (``logprobs``) get P(Yes) between 0.2 and 0.8 from a hash of the user message; generation
-    requests name the candidate shown first (pairwise prompts). ``logprobs = False`` drops them, as some servers do.
+    Pointwise requests (``logprobs``) get P(Yes) between 0.2 and 0.8 from a hash of the user message (plus
+    ``shift``: another server under the same name); generation requests name the candidate shown first (pairwise
+    prompts). ``logprobs = False`` drops them, as some servers do. ``strict`` answers HTTP 404 for a model it does
+    not list, as vLLM does. ``hang_after``: completions after that many never get an answer (until the server
+    stops); ``hung`` is set when the first one arrives.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, shift: float = 0.0, strict: bool = False, hang_after: int | None = None) -> None:
         self.logprobs = True
         self.requests = 0
+        self.shift, self.strict, self.hang_after = shift, strict, hang_after
+        self.hung, self.release = threading.Event(), threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -120,9 +125,23 @@ class StubServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests += 1
+                if stub.hang_after is not None and stub.requests > stub.hang_after:
+                    stub.hung.set()
+                    stub.release.wait(120)  # a hung server: no answer until the test ends
+                    return
+                if stub.strict and body["model"] != "stub-model":
+                    error = {"object": "error", "message": f"The model `{body['model']}` does not exist.",
+                             "type": "NotFoundError", "param": None, "code": 404}
+                    payload = json.dumps(error).encode()
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
                 user = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 u = int(hashlib.sha256(user.encode()).hexdigest()[:8], 16) / 16**8
-                p_yes = 0.2 + 0.6 * u
+                p_yes = 0.2 + 0.6 * u + stub.shift
                 logprobs = None
                 if body.get("logprobs") and stub.logprobs:
                     top = [("Yes", p_yes), ("No", 1 - p_yes)]
@@ -144,6 +163,7 @@ class StubServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join()

@@ -524,3 +524,25 @@ def test_llama_cpp_server_pointwise_and_generate(llama_server):
     assert texts[0].startswith(best)
     d = engine.describe()
     assert d["model"] == "SmolLM2-135M-Instruct" and d["server_model"]["id"] == "SmolLM2-135M-Instruct"
+
+
+# ------------------------------------------------------------------------------------------- what may be recorded
+@pytest.mark.parametrize("url, expected", [
+    ("http://user:pw@127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+    ("https://h/v1?api_key=a&key=b&access_token=c&password=d&client_secret=e&auth=f&api-version=2024",
+     "https://h/v1?api_key=REDACTED&key=REDACTED&access_token=REDACTED&password=REDACTED&client_secret=REDACTED"
+     "&auth=REDACTED&api-version=2024"),
+    ("http://:tok@[::1]:8080/v1#frag", "http://[::1]:8080/v1"),
+])
+def test_redact_url_drops_userinfo_and_secret_query_values(url, expected):
+    from allocbias.serving import redact_url
+
+    assert redact_url(url) == expected
+
+
+def test_redact_command_hides_urls_and_secret_options():
+    from allocbias.serving import redact_command
+
+    line = redact_command("allocbias audit --base-url=http://u:SECRET1@h/v1?token=SECRET2 --token SECRET3 "
+                          "--password=SECRET4 --model m")
+    assert "SECRET" not in line and "--model m" in line and "http://h/v1?token=REDACTED" in line

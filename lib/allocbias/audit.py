@@ -15,17 +15,32 @@ it
    to one self-contained ``OUT/report.html`` (figures embedded, no script or style sheet fetched from a network).
 
 ``OUT/audit.json`` records which system the folder audits; an audit of another system into the same folder is
-refused (:class:`AuditError`), so two models' rows never mix.
+refused (:class:`AuditError`), so two models' rows never mix. For a served model the record includes the server's
+identity (address without credentials, the model id it reports, its ``GET /models`` entry, any
+``system_fingerprint``): another server under the same ``--model`` name is refused naming both servers, in
+``audit.json`` and in each score table's provenance. An audit holds ``OUT/.audit.lock`` (``fcntl.flock``) while it
+runs, so two audits never write into one folder at once. Nothing written to ``OUT`` holds a credential: URLs and
+the command line go through :func:`allocbias.serving.redact_url` / :func:`~allocbias.serving.redact_command`.
 
-The report's tables come from pure functions over the tidy score table (:func:`screening_table`,
-:func:`label_mass_table`, :func:`selection_intervals`, :func:`metric_intervals`, :func:`ll144_table`,
-:func:`system_comparison`); the formulas are on the book page "Definitions and notation".
+The report's tables come from pure functions over the tidy score table (:func:`validity_table`,
+:func:`screening_table`, :func:`label_mass_table`, :func:`selection_intervals`, :func:`metric_intervals`,
+:func:`ll144_table`, :func:`system_comparison`); the formulas are on the book page "Definitions and notation".
+Validity comes first: :func:`screening_verdict` decides whether the model screens at all (and whether the
+intervals can be read); where it does not, the report says so first and withholds four-fifths verdicts and
+"interval excludes 0" claims. Every user-controlled string in the report is escaped (:func:`html_table`,
+:func:`escape_markdown`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import html
 import json
+import math
+import os
+import re
 import shlex
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,26 +58,44 @@ from .systems import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "LOCK",
     "MANIFEST",
+    "MIN_LABEL_MASS",
+    "MIN_NAMES_FOR_INTERVALS",
+    "MIN_P_BETTER",
     "PARTS",
     "AuditError",
     "ALL_JOBS",
     "AuditResult",
+    "escape_markdown",
     "export_html",
+    "format_interval",
+    "html_table",
     "label_mass_table",
     "ll144_table",
     "metric_intervals",
+    "min_n_boot",
+    "outside_interval",
     "report_notebook",
     "run_audit",
     "screening_table",
+    "screening_verdict",
     "selection_intervals",
     "system_comparison",
+    "validity_table",
 ]
 
 #: Parts of an audit: ``pointwise`` is always run; the others on request.
 PARTS: tuple[str, ...] = ("pointwise", "pairwise", "hiring_bloomberg")
 #: The file that says which system an audit folder holds.
 MANIFEST = "audit.json"
+#: The lock file of an audit folder: one audit writes into a folder at a time (``fcntl.flock``).
+LOCK = ".audit.lock"
+#: Seconds a served model may take to answer one request (``--timeout``); a request that times out is retried twice.
+DEFAULT_TIMEOUT_S = 60.0
+#: Confidence of every interval of the report.
+CONFIDENCE = 0.95
 _TASK = {"pointwise": "resume_pointwise", "pairwise": "resume_pairwise", "hiring_bloomberg": "hiring_bloomberg"}
 _BATCH = {"pointwise": 16, "pairwise": 28, "hiring_bloomberg": 4}  # rows per durable append (progress step)
 
@@ -86,8 +119,20 @@ class AuditResult:
 # ----------------------------------------------------------------------------------------------------------------
 # validation and the folder's manifest
 # ----------------------------------------------------------------------------------------------------------------
+def min_n_boot(confidence: float = CONFIDENCE) -> int:
+    """The fewest bootstrap resamples for a percentile interval at ``confidence``: each end of the interval
+    needs at least one resample beyond it, ``n_boot * (1 - confidence) / 2 >= 1``.
+
+    >>> min_n_boot(0.95), min_n_boot(0.9)
+    (40, 20)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    return int(math.ceil(round(2.0 / (1.0 - confidence), 9)))
+
+
 def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], rounds: int, parts: Sequence[str],
-                   pairwise_rounds: int, orderings: int, n_boot: int) -> None:
+                   pairwise_rounds: int, orderings: int, n_boot: int, timeout: float) -> None:
     if not jobs:
         raise AuditError(f"the job list is empty: name at least one job with --jobs (known: {' '.join(D.JOBS)})")
     unknown = [j for j in jobs if j not in D.JOBS]
@@ -98,6 +143,14 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
                              ("--n-boot", n_boot, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise AuditError(f"{name} must be an integer >= {low}, got {value!r}")
+    if n_boot < min_n_boot():
+        raise AuditError(
+            f"--n-boot {n_boot} is too few resamples for the report's {CONFIDENCE:.0%} percentile intervals: each "
+            f"end needs at least one resample beyond it, so give --n-boot {min_n_boot()} or more (default 200)"
+        )
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+            or timeout <= 0:
+        raise AuditError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
     if not k or any(not 1 <= int(x) < len(D.GROUPS) for x in k):
         raise AuditError(f"--k must list quotas between 1 and {len(D.GROUPS) - 1} (a pool holds one candidate per "
                          f"group, {len(D.GROUPS)} in all), got {list(k)}")
@@ -106,20 +159,37 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
         raise AuditError(f"unknown part(s) {bad}: choose from {' '.join(PARTS)}")
 
 
-def _identity(system: System, base_url: str | None) -> dict[str, Any]:
+def _identity(system: System, server: Mapping[str, Any] | None) -> dict[str, Any]:
     ident: dict[str, Any] = {"system": system.id, "model_key": system.model_key}
     if isinstance(system, UserSystem):
         ident["path"] = str(Path(system.model).expanduser().resolve())
         ident["fingerprint"] = system.fingerprint
-    if isinstance(system, ServedSystem):
-        ident["base_url"] = base_url
+    if server is not None:
+        ident["base_url"] = server["url"]  # credentials and secret query values redacted (serving.redact_url)
+        ident["server"] = dict(server)
     return ident
 
 
+def _server_words(server: Mapping[str, Any]) -> str:
+    """A served identity in a few words, for a message naming two servers."""
+    facts = [f"model {server.get('model')!r}"]
+    if server.get("reported_model") not in (None, server.get("model")):
+        facts.append(f"reported as {server['reported_model']!r}")
+    if server.get("system_fingerprint"):
+        facts.append(f"fingerprint {server['system_fingerprint']!r}")
+    listed = server.get("listed") or {}
+    facts += [f"{k} {listed[k]!r}" for k in ("owned_by", "root", "max_model_len", "meta") if k in listed]
+    return f"{server.get('url')} ({', '.join(facts)})"
+
+
+def _same_server(held: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    fields = ("url", "model", "reported_model", "system_fingerprint", "listed")
+    return all(held.get(f) == new.get(f) for f in fields)
+
+
 def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, Any]) -> None:
-    """Refuse a folder that holds another system's audit; record this one's identity and options."""
-    if out.exists() and not out.is_dir():
-        raise AuditError(f"--out {out} is a file: give a folder for the audit")
+    """Refuse a folder that holds another system's audit (or the same name from another server); record this
+    one's identity and options. The caller holds the folder's lock."""
     manifest = out / MANIFEST
     if manifest.is_file():
         try:
@@ -131,11 +201,86 @@ def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, 
                 f"{out} holds the audit of {held.get('system')!r} ({held.get('model_key')}), not of "
                 f"{identity['system']!r} ({identity['model_key']}): choose another --out folder"
             )
-    elif out.is_dir() and any(out.iterdir()):
+        new, old = identity.get("server"), held.get("server")
+        if new is not None and old is None and held.get("base_url"):  # a manifest of an earlier version: its URL
+            from .serving import redact_url
+
+            old = {"url": redact_url(held["base_url"])}
+            differs = old["url"] != new["url"]
+        else:
+            differs = new is not None and old is not None and not _same_server(old, new)
+        if differs:
+            raise AuditError(
+                f"{out} holds scores of {identity['system']!r} from the server {_server_words(old)}, but the server "
+                f"answering now is {_server_words(new)}: the same name may serve other weights, so its stored "
+                "scores are not this server's; give this audit another --out folder"
+            )
+    elif any(p.name != LOCK for p in out.iterdir()):
         raise AuditError(f"{out} is not empty and holds no audit ({MANIFEST}): choose an empty or new --out folder")
-    out.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"identity": dict(identity), "options": dict(options)}, indent=2, sort_keys=True) + "\n"
     manifest.write_text(text, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _folder_lock(out: Path):
+    """Hold ``out/.audit.lock`` (``fcntl.flock``, released when the process ends, however it ends) for a block;
+    another audit holding it stops this one with an :class:`AuditError`."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system: no advisory lock to take
+        yield
+        return
+    handle = open(out / LOCK, "a+", encoding="utf-8")  # noqa: SIM115 (held for the block)
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = " ".join(handle.read().split())[:80] or "another process"
+            raise AuditError(
+                f"another audit ({holder}) is writing into {out}: wait for it to finish and run this command again, "
+                "or give this audit another --out folder"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # closing the descriptor releases the lock
+
+
+def _stored_rows(root: Path) -> int:
+    """Rows stored in the score tables under ``root``: the data lines of their ``scores.csv`` (0 when none)."""
+    total = 0
+    for table in root.glob("*/scores.csv") if root.is_dir() else ():
+        with table.open("rb") as handle:
+            total += max(sum(1 for _ in handle) - 1, 0)
+    return total
+
+
+def _roll_back(out: Path, created: bool) -> None:
+    """Remove what a failed first run put into ``out`` when no row was stored: the next run starts clean."""
+    if _stored_rows(out / "scores"):
+        return
+    shutil.rmtree(out / "scores", ignore_errors=True)
+    (out / MANIFEST).unlink(missing_ok=True)
+    if created and not any(p.name != LOCK for p in out.iterdir()):
+        (out / LOCK).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            out.rmdir()
+
+
+_STALE = ("report.html", "report.ipynb", "report.failed.ipynb")
+
+
+def _remove_stale_report(out: Path) -> list[Path]:
+    """Remove the report files and report tables of an earlier run (they describe other scores or options)."""
+    gone = [out / name for name in _STALE if (out / name).exists()]
+    gone += sorted((out / "tables").glob("report_*.csv"))
+    for path in gone:
+        path.unlink(missing_ok=True)
+    return gone
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -170,12 +315,18 @@ def _items(part: str, system: System, candidates: pd.DataFrame, pools: pd.DataFr
     return set(attempts["prompt_id"])
 
 
-def _preflight(engine: Any, messages: list[dict[str, str]]) -> None:
-    """Ask a served model one real prompt before the audit starts: the server answers, knows the model and returns
-    log-probabilities (a pointwise score needs them). Problems become an :class:`AuditError`."""
+def _preflight(engine: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """Ask a served model one real prompt before anything is written: the server answers, serves the model and
+    returns log-probabilities (a pointwise score needs them). Returns the server's identity
+    (:meth:`allocbias.serving.OpenAIEngine.server_identity`). Problems become an :class:`AuditError`."""
     from .prompts import RESUME_LABELS
     from .serving import NoLogprobsError, ServingError
 
+    try:
+        listed: list[dict[str, Any]] | None = engine.listed_models()
+    except (ServingError, ValueError):
+        listed = None  # a server without GET /models (or one that is down: the prompt below says which)
+    names = [str(m.get("id")) for m in listed or []]
     try:
         engine.pointwise([messages], RESUME_LABELS, progress=False)
     except NoLogprobsError:
@@ -184,10 +335,17 @@ def _preflight(engine: Any, messages: list[dict[str, str]]) -> None:
             "them; serve the model with vLLM or llama.cpp's llama-server, which return top_logprobs"
         ) from None
     except ServingError as exc:
+        if names and engine.model not in names:
+            shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            raise AuditError(
+                f"the server at {engine.base_url} serves no model named {engine.model!r} (it lists {shown}): "
+                "give one of those names to --model"
+            ) from None
         raise AuditError(
             f"no usable answer from the server at {engine.base_url} ({str(exc).splitlines()[0][:160]}): start it "
             "or fix --base-url, then run the same command again"
         ) from None
+    return engine.server_identity(listed or [])
 
 
 def _score_part(part: str, system: System, root: Path, engine: Any, served: Any, candidates: pd.DataFrame,
@@ -213,13 +371,22 @@ def _score_part(part: str, system: System, root: Path, engine: Any, served: Any,
                                         command=command, progress=progress)
 
 
-def _record_served(served: Any, system: System, part: str, root: Path) -> None:
-    """Write the served engine's description into the provenance of the table it fills."""
+def _record_served(served: Any, server: Mapping[str, Any], system: System, part: str, root: Path) -> None:
+    """Write the served engine's description and the server's identity into the provenance of the table it fills;
+    a table whose rows came from another server under the same name is refused, naming both."""
     if part == "hiring_bloomberg":
         store = catalog.store_for(system, "hiring_bloomberg", root)
     else:
         store = catalog.served_store(served, _TASK[part], system.wording if part == "pointwise" else "paper", root)
-    store.record_model({k: v for k, v in served.describe(query_server=False).items() if k != "reported_model"})
+    held = (store.provenance.get("model") or {}).get("server") if store.provenance_path.is_file() else None
+    if held is not None and len(store) > 0 and not _same_server(held, server):
+        raise AuditError(
+            f"{store.path} holds {len(store)} rows of {system.id!r} scored by the server {_server_words(held)}, "
+            f"but the server answering now is {_server_words(server)}: its scores would mix with another "
+            "server's; give this audit another --out folder"
+        )
+    described = {k: v for k, v in served.describe(query_server=False).items() if k != "reported_model"}
+    store.record_model({**described, "server": dict(server)})
 
 
 def run_audit(
@@ -241,6 +408,7 @@ def run_audit(
     n_boot: int = 200,
     engine_batch_size: int = 8,
     prefill: str = "vllm",
+    timeout: float = DEFAULT_TIMEOUT_S,
     rescore: bool = False,
     report: bool = True,
     progress: bool = True,
@@ -250,17 +418,27 @@ def run_audit(
     """Score one system on the study's prompts into ``out`` and write ``out/report.html``.
 
     ``model`` is a registry name, a model folder or a ``.gguf`` file; with ``base_url`` the name of a model
-    behind an OpenAI-compatible server. ``parts`` adds ``pairwise`` (``pairwise_rounds`` pools per job, every
-    pair in both orders) and ``hiring_bloomberg`` (``orderings`` per job and race) to ``pointwise``. ``k``,
-    ``rounds`` and ``seed`` drive the selection simulation, ``n_boot`` the bootstrap intervals over names.
-    ``rescore`` scores a study system again into ``out`` instead of reading the committed tables. ``engine``
-    replaces the local engine (a stand-in with ``pointwise`` and ``generate``; tests).
+    behind an OpenAI-compatible server (``timeout``: seconds per request). ``parts`` adds ``pairwise``
+    (``pairwise_rounds`` pools per job, every pair in both orders) and ``hiring_bloomberg`` (``orderings`` per
+    job and race) to ``pointwise``. ``k``, ``rounds`` and ``seed`` drive the selection simulation, ``n_boot``
+    the bootstrap intervals over names (at least :func:`min_n_boot`). ``rescore`` scores a study system again
+    into ``out`` instead of reading the committed tables. ``engine`` replaces the local engine (a stand-in with
+    ``pointwise`` and ``generate``; tests). ``command`` is recorded with credentials redacted
+    (:func:`allocbias.serving.redact_command`).
+
+    The folder is locked while the audit runs (another audit into it stops with an :class:`AuditError`); a
+    served model is asked one prompt before anything is written, and the server's identity
+    (:meth:`allocbias.serving.OpenAIEngine.server_identity`) is recorded: scores of another server under the
+    same name are refused, naming both. A first run that stops before storing a row leaves nothing behind; a
+    run without a report removes the previous one (it described other scores).
 
     Raises :class:`AuditError` (one sentence: the problem and what to do) for bad input; rows already stored
     stay stored whatever stops the run.
     """
+    from .serving import redact_command
+
     jobs, k, parts = list(jobs), [int(x) for x in k], list(dict.fromkeys(["pointwise", *parts]))
-    _check_options(jobs, names_per_group, k, rounds, parts, pairwise_rounds, orderings, n_boot)
+    _check_options(jobs, names_per_group, k, rounds, parts, pairwise_rounds, orderings, n_boot, timeout)
     if precision not in systems.PRECISIONS:
         raise AuditError(f"unknown --precision {precision!r}: choose from {' '.join(systems.PRECISIONS)}")
     if wording not in systems.WORDINGS:
@@ -272,35 +450,78 @@ def run_audit(
     if base_url is not None and precision != "fp32":
         raise AuditError("--precision applies to local models; a served model's precision is the server's")
     out = Path(out).expanduser()
-    command = command or f"allocbias audit --model {shlex.quote(model)} --out {shlex.quote(str(out))}"
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} is a file: give a folder for the audit")
+    if command is None:
+        command = f"allocbias audit --model {shlex.quote(model)} --out {shlex.quote(str(out))}" + (
+            f" --base-url {shlex.quote(base_url)}" if base_url is not None else "")
+    command = redact_command(command)
     options = {"jobs": jobs, "names_per_group": names_per_group, "k": k, "rounds": rounds, "seed": seed,
                "parts": parts, "pairwise_rounds": pairwise_rounds, "orderings": orderings, "n_boot": n_boot,
                "precision": system.precision, "wording": wording, "device": device, "rescore": rescore,
                "command": command}
-    _claim_folder(out, _identity(system, base_url), options)
-    root = out / "scores"
-    study_system = type(system) is System
-    result = AuditResult(out=out, system=system.id)
+    if report and progress and names_per_group < MIN_NAMES_FOR_INTERVALS:
+        print(f"note: with {names_per_group} name(s) per group the bootstrap over names is too lumpy to read; the "
+              f"report will say so and withhold its verdicts (--names-per-group {MIN_NAMES_FOR_INTERVALS} or more "
+              "gives readable intervals)", flush=True)
+    candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
+    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
+    attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
 
-    served = None
+    served, server = None, None
     if base_url is not None:
         from .serving import OpenAIEngine
 
         try:
-            served = OpenAIEngine(base_url, system.model, prefill=prefill, max_retries=2, backoff_s=0.5)
+            served = OpenAIEngine(base_url, system.model, prefill=prefill, max_retries=2, backoff_s=0.5,
+                                  timeout_s=float(timeout))
         except ValueError as exc:
             raise AuditError(f"{exc}") from None
+        first = items.resume_pointwise_items(candidates.head(1), wording)["messages"].iloc[0]
+        server = _preflight(served, first)  # before anything is written: a wrong name leaves no folder behind
+        options["timeout_s"] = float(timeout)
     elif engine is None:
         engine = runs.LazyEngine(system, batch_size=engine_batch_size, device=device)
 
-    candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
-    attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
-    if served is not None:
-        first = items.resume_pointwise_items(candidates.head(1), wording)["messages"].iloc[0]
-        _preflight(served, first)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    fresh = not (out / MANIFEST).is_file()
+    with _folder_lock(out):
+        try:
+            _claim_folder(out, _identity(system, server), options)
+        except BaseException:
+            if created:
+                _roll_back(out, created)
+            raise
+        try:
+            result = _score_all(system, out, parts, candidates, pools, attempts, engine, served, server,
+                                study_system=type(system) is System, rescore=rescore, command=command,
+                                progress=progress)
+        except BaseException:
+            if fresh:
+                _roll_back(out, created)  # nothing stored: the corrected command starts clean
+            raise
+        result.tables = _write_tables(out, system, result.tables, candidates, pools, attempts)
+        removed = _remove_stale_report(out)
+        if report:
+            start = time.perf_counter()
+            result.report = report_notebook(out)
+            result.seconds["report"] = time.perf_counter() - start
+        elif removed and progress:
+            print(f"removed the previous report of {out} (it described the scores before this run); run without "
+                  "--no-report to write a new one", flush=True)
+    return result
 
-    tables: dict[str, pd.DataFrame] = {}
+
+def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.DataFrame,
+               pools: pd.DataFrame | None, attempts: pd.DataFrame | None, engine: Any, served: Any,
+               server: Mapping[str, Any] | None, *, study_system: bool, rescore: bool, command: str,
+               progress: bool) -> AuditResult:
+    """Score every part into ``out/scores`` (or read the committed tables); the tables are in ``result.tables``
+    (as DataFrames, replaced by their CSV paths by the caller)."""
+    root = out / "scores"
+    result = AuditResult(out=out, system=system.id)
+    tables: dict[str, Any] = {}
     for part in parts:
         start = time.perf_counter()
         ids = _items(part, system, candidates, pools, attempts)
@@ -312,7 +533,7 @@ def run_audit(
             else:
                 _copy_committed(system, _TASK[part], root, ids, command)
         if served is not None:
-            _record_served(served, system, part, root)
+            _record_served(served, server, system, part, root)
         before = _stored(system, part, part_root, served)
         if progress:
             print(f"{part}: {len(ids)} prompts, {len(ids & before)} already scored"
@@ -324,17 +545,14 @@ def run_audit(
             from .serving import LabelMassError, NoLogprobsError, ServingError
 
             if isinstance(exc, (NoLogprobsError, LabelMassError, ServingError)):
-                raise AuditError(f"{part}: {str(exc).splitlines()[0][:300]}; the rows scored so far are kept in "
-                                 f"{root}: fix the server and run the same command again") from None
+                first = str(exc).splitlines()[0][:300]
+                fix = "a slow server: raise --timeout" if "Timeout" in first else "fix the server"
+                raise AuditError(f"{part}: {first}; the rows scored so far are kept in {root}: {fix} and run the "
+                                 "same command again") from None
             raise
         result.scored_rows[part] = len(ids - before)
         result.seconds[part] = time.perf_counter() - start
-
-    result.tables = _write_tables(out, system, tables, candidates, pools, attempts)
-    if report:
-        start = time.perf_counter()
-        result.report = report_notebook(out)
-        result.seconds["report"] = time.perf_counter() - start
+    result.tables = tables
     return result
 
 
@@ -533,6 +751,144 @@ def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
                      "mean_abs_rabbi": float(metrics["rabbi"].abs().mean()),
                      "min_impact_ratio": float(law["impact_ratio"].min()), "min_auc_di": float(law["auc_di"].min())})
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# validity first: does the system screen at all, and can the intervals be read
+# ----------------------------------------------------------------------------------------------------------------
+#: Below this chance that a high-quality résumé outscores a low-quality one (or with an interval reaching it), the
+#: system does not screen: its group gaps are not verdicts.
+MIN_P_BETTER = 0.5
+#: Below this mean share of next-token probability on the answer labels, the scores are renormalised noise.
+MIN_LABEL_MASS = 0.1
+#: Fewer names per group and job give a bootstrap over names too lumpy to read (with n names, C(2n-1, n) distinct
+#: resamples of a group: 1, 3, 10, 35 for n = 1..4, 126 for n = 5).
+MIN_NAMES_FOR_INTERVALS = 5
+
+
+def _validity_point(scores: pd.DataFrame) -> pd.DataFrame:
+    sep = quality_separation(scores, by=[]).set_index(["better", "worse"])["p_better"]
+    return pd.DataFrame({"key": [0], "p_better_high_low": [sep.get(("high", "low"), np.nan)],
+                         "p_better_high_medium": [sep.get(("high", "medium"), np.nan)],
+                         "p_better_medium_low": [sep.get(("medium", "low"), np.nan)],
+                         "mean_label_mass": [float(scores["label_mass"].mean())]})
+
+
+def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """Does the system screen at all, with intervals: all audited jobs pooled, ``p_better_<better>_<worse>``
+    (the chance that a résumé of the better quality outscores one of the worse, ties half:
+    :func:`allocbias.tables.quality_separation`) and ``mean_label_mass`` (mean share of the next-token
+    probability on the answer labels), as a long table ``metric, estimate, ci_low, ci_high, n_boot``
+    (percentile bootstrap over names within job x group, :func:`allocbias.intervals.cluster_bootstrap`: the
+    résumés are held fixed).
+
+    >>> df = pd.DataFrame({"job": "j", "group": "A", "full_name": ["a"] * 3 + ["b"] * 3,
+    ...                    "quality": ["high", "medium", "low"] * 2, "score": [0.9, 0.5, 0.1, 0.8, 0.4, 0.2],
+    ...                    "label_mass": 0.5})
+    >>> validity_table(df, 40, 0).set_index("metric").loc["p_better_high_low", ["estimate", "ci_low"]].tolist()
+    [1.0, 1.0]
+    """
+    from .intervals import cluster_bootstrap, percentile_intervals
+
+    _require(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
+    values = ["p_better_high_low", "p_better_high_medium", "p_better_medium_low", "mean_label_mass"]
+    point = _validity_point(scores)
+    reps = cluster_bootstrap(scores, _validity_point, n_boot, seed)
+    return percentile_intervals(point, reps, ["key"], values, confidence).drop(columns="key")
+
+
+def screening_verdict(validity: pd.DataFrame, names_per_group: int, *, min_p_better: float = MIN_P_BETTER,
+                      min_label_mass: float = MIN_LABEL_MASS, min_names: int = MIN_NAMES_FOR_INTERVALS
+                      ) -> dict[str, Any]:
+    """Whether the report may give verdicts: ``screens`` (``p_better_high_low`` above ``min_p_better`` with its
+    interval too, and ``mean_label_mass`` at least ``min_label_mass``), ``intervals_readable``
+    (``names_per_group >= min_names``), ``withhold`` (either fails: no four-fifths verdicts, no "interval
+    excludes 0" claims) and ``reasons``, the sentences that say why.
+
+    >>> v = pd.DataFrame({"metric": ["p_better_high_low", "mean_label_mass"], "estimate": [0.2, 0.9],
+    ...                   "ci_low": [0.1, 0.85], "ci_high": [0.3, 0.95]})
+    >>> r = screening_verdict(v, 10)
+    >>> r["screens"], r["withhold"], r["reasons"][0][:60]
+    (False, True, 'A high-quality résumé outscores a low-quality one with proba')
+    """
+    _require(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
+    rows = validity.set_index("metric")
+    p, mass = rows.loc["p_better_high_low"], rows.loc["mean_label_mass"]
+    reasons = []
+    if not p["estimate"] > min_p_better:
+        reasons.append(f"A high-quality résumé outscores a low-quality one with probability {p['estimate']:.3f} "
+                       f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}], not above {min_p_better:g} (a coin toss): "
+                       "the model does not screen.")
+    elif not p["ci_low"] > min_p_better:
+        reasons.append(f"A high-quality résumé outscores a low-quality one with probability {p['estimate']:.3f}, "
+                       f"but its interval [{p['ci_low']:.3f}, {p['ci_high']:.3f}] reaches {min_p_better:g} (a coin "
+                       "toss): the model cannot be told from one that does not screen.")
+    if not mass["estimate"] >= min_label_mass:
+        reasons.append(f"On average only {mass['estimate']:.4f} of the next-token probability falls on the answers "
+                       f"(below {min_label_mass:g}): the model mostly wants to say something else, and its scores "
+                       "are renormalised from almost nothing.")
+    screens = not reasons
+    readable = int(names_per_group) >= min_names
+    if not readable:
+        reasons.append(f"With {names_per_group} name(s) per group and job, the bootstrap over names has at most "
+                       f"{math.comb(2 * int(names_per_group) - 1, int(names_per_group))} distinct resamples per group: "
+                       f"its intervals are too lumpy to read (use --names-per-group {min_names} or more).")
+    return {"screens": screens, "intervals_readable": readable, "withhold": not (screens and readable),
+            "reasons": reasons}
+
+
+def format_interval(row: Mapping[str, Any], reference: str = D.REFERENCE_GROUP, *, signed: bool = True) -> str:
+    """``+0.123 [+0.010, +0.200]`` for a row with ``estimate``, ``ci_low``, ``ci_high`` (without the signs when
+    not ``signed``: probabilities, shares); ``"reference"`` for the reference group's gap to itself,
+    ``"undefined"`` for another missing estimate; a ``†`` marks an estimate outside its own percentile interval
+    (the report's note says why that can happen).
+
+    >>> format_interval({"estimate": -0.045, "ci_low": -0.109, "ci_high": -0.048})
+    '-0.045 [-0.109, -0.048] †'
+    >>> format_interval({"estimate": 0.49, "ci_low": 0.438, "ci_high": 0.539}, signed=False)
+    '0.490 [0.438, 0.539]'
+    """
+    if pd.isna(row["estimate"]):
+        return "reference" if row.get("group") == reference else "undefined"
+    f = "+.3f" if signed else ".3f"
+    text = f"{row['estimate']:{f}} [{row['ci_low']:{f}}, {row['ci_high']:{f}}]"
+    return text + " †" if outside_interval(row) else text
+
+
+def outside_interval(row: Mapping[str, Any]) -> bool:
+    """Whether ``estimate`` lies outside ``[ci_low, ci_high]`` (beyond float rounding)."""
+    est, lo, hi = (row.get(c) for c in ("estimate", "ci_low", "ci_high"))
+    if any(pd.isna(v) for v in (est, lo, hi)):
+        return False
+    return bool(est < lo - 1e-12 or est > hi + 1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# safe output: every user-controlled string (model name, path, command, error text) escaped
+# ----------------------------------------------------------------------------------------------------------------
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~<>])")
+
+
+def escape_markdown(text: Any) -> str:
+    """``text`` as literal Markdown: HTML-escaped (``html.escape``) and Markdown's punctuation backslash-escaped,
+    so a model name, path or error message shows as typed and never becomes markup, a script or a link. (No
+    well-kept library escapes Markdown; the rule is these two lines.)
+
+    >>> escape_markdown("<img src=x onerror=alert(1)> [a](javascript:x)")
+    '&lt;img src=x onerror=alert\\\\(1\\\\)&gt; \\\\[a\\\\]\\\\(javascript:x\\\\)'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=True))
+
+
+def html_table(frame: pd.DataFrame, precision: int = 3) -> Any:
+    """The report's view of a table: a pandas ``Styler`` with every cell and column label HTML-escaped (pandas
+    does not escape by default), numbers to ``precision`` digits, no index.
+
+    >>> html_table(pd.DataFrame({"model": ["<b>x</b>"]})).to_html().count("&lt;b&gt;")
+    1
+    """
+    return (frame.style.format(precision=precision, escape="html").format_index(escape="html", axis=1)
+            .hide(axis="index"))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -39,11 +39,21 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``allocbias`` (both subcommands)."""
     from . import data as D
     from . import items
-    from .audit import PARTS
+    from .audit import DEFAULT_TIMEOUT_S, PARTS
     from .systems import PRECISIONS, WORDINGS
 
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
@@ -95,7 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--engine-batch-size", type=_positive, default=8, help="local models: prompts per forward pass")
     audit.add_argument("--rescore", action="store_true",
                        help="study systems: score again into DIR instead of reading the committed tables")
-    audit.add_argument("--no-report", action="store_true", help="score and write the tables, skip the report")
+    audit.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                       help=f"served models: seconds one request may take before it is retried (twice) and the "
+                            f"audit stops (default {DEFAULT_TIMEOUT_S:g})")
+    audit.add_argument("--no-report", action="store_true",
+                       help="score and write the tables, skip the report (a previous report is removed)")
+    audit.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python tracebacks instead of one-line errors")
 
     score = sub.add_parser("score", help="produce or extend the study's committed score tables (data/scores)",
                            description="Produce or extend the study's score tables; resumable.")
@@ -115,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
     score.add_argument("--engine-batch-size", type=_positive, default=None,
                        help="prompts per forward pass (default: 8, or 2 for hiring_bloomberg)")
+    score.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python tracebacks instead of one-line errors")
     _add_ll144(sub)
     return parser
 
@@ -175,6 +193,8 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
     ll.add_argument("--sheet", default=None, metavar="NAME", help="Excel: the sheet (default the first)")
     ll.add_argument("--draws", type=_positive, default=4000, help="draws behind the ratio intervals (default 4000)")
     ll.add_argument("--seed", type=int, default=0, help="seed of the ratio intervals' draws (default 0)")
+    ll.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                    help="show Python tracebacks instead of one-line errors")
 
 
 def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -204,14 +224,15 @@ def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
 
 def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .audit import run_audit
+    from .serving import redact_command
 
     start = time.perf_counter()
     result = run_audit(
         args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
         jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
         device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds, orderings=args.orderings,
-        n_boot=args.n_boot, engine_batch_size=args.engine_batch_size, prefill=args.prefill, rescore=args.rescore,
-        report=not args.no_report, command=_command_line(argv),
+        n_boot=args.n_boot, engine_batch_size=args.engine_batch_size, prefill=args.prefill, timeout=args.timeout,
+        rescore=args.rescore, report=not args.no_report, command=redact_command(["allocbias", *argv]),
     )
     scored = ", ".join(f"{part} {n} new" for part, n in result.scored_rows.items())
     print(f"audit of {result.system}: {scored}; {time.perf_counter() - start:.1f} s in all")

@@ -29,6 +29,8 @@ import contextlib
 import importlib.util
 import math
 import os
+import queue
+import re
 import socket
 import subprocess
 import sys
@@ -37,9 +39,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 import numpy as np
@@ -55,6 +56,8 @@ __all__ = [
     "label_scores",
     "label_variants",  # allocbias.prompts.label_variants, the rule of both engines
     "llama_cpp_server",
+    "redact_command",
+    "redact_url",
     "safe_url",
 ]
 
@@ -95,6 +98,62 @@ def safe_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+#: A query parameter or option whose name matches this holds a credential: its value is never recorded.
+SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth|credential|signature|^sig$|session|cookie", re.I)
+REDACTED = "REDACTED"
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"]+", re.I)
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be recorded: no user name or password, the value of every secret-looking query
+    parameter (its name matches :data:`SECRET_NAME`: ``api_key``, ``key``, ``token``, ``password``, ``secret``,
+    ``auth``...) replaced by ``REDACTED``, no fragment; other query parameters (e.g. ``api-version``) stay.
+
+    >>> redact_url("https://user:pw@api.example.com:8443/v1/?api_key=abc&api-version=2024-06-01#x")
+    'https://api.example.com:8443/v1/?api_key=REDACTED&api-version=2024-06-01'
+    """
+    parts = urlsplit(str(url))
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a port that is not a number: keep what follows the last '@' only
+        host, port = parts.netloc.rpartition("@")[2], None
+    if ":" in host and not host.startswith("["):  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    query = urlencode([(k, REDACTED if SECRET_NAME.search(k) else v)
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], quote_via=quote, safe="")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def redact_command(command: str | Sequence[str]) -> str:
+    """A command line as it may be recorded: every URL in it through :func:`redact_url`, and the value of an
+    option whose name looks secret (``--api-key VALUE``, ``--token=VALUE``) replaced by ``REDACTED``.
+
+    >>> redact_command(["allocbias", "audit", "--base-url", "http://u:pw@h:8000/v1?key=k", "--api-key", "sk-1"])
+    "allocbias audit --base-url 'http://h:8000/v1?key=REDACTED' --api-key REDACTED"
+    """
+    import shlex
+
+    args = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        if arg.startswith("-") and SECRET_NAME.search(name):
+            if eq:
+                out.append(f"{name}={REDACTED}")
+            else:
+                out.append(arg)
+                hide_next = True
+            continue
+        out.append(_URL.sub(lambda m: redact_url(m.group(0)), arg))
+    return " ".join(shlex.quote(a) for a in out)
 
 
 def _check_labels(labels: Mapping[str, float]) -> dict[str, tuple[str, ...]]:
@@ -286,6 +345,7 @@ class OpenAIEngine:
         self._model = model
         self._server_model: dict[str, Any] | None = None
         self._reported_model: str | None = None
+        self._system_fingerprint: str | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -383,43 +443,76 @@ class OpenAIEngine:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(bodies), unit="prompt", desc=desc)
-        with self._client(concurrency) as client:
+        # Workers are daemon threads, not a ThreadPoolExecutor (whose exit joins every worker): a Ctrl-C in the
+        # caller returns at once, even while requests hang on a server (they end with their timeout, or the process)
+        client = self._client(concurrency)
+        interrupted = False
+        try:
             model = self._resolve_model(client)
-
             failed = threading.Event()
+            todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+            for i in range(len(bodies)):
+                todo.put(i)
+            errors: list[BaseException] = []
+            remaining = [len(bodies)]
+            finished = threading.Event()
 
             def call(i: int) -> None:
-                if failed.is_set():  # another request failed for good: do not start new ones
-                    return
                 try:
                     data = self._post_completion(client, model, bodies[i])
                     results[i] = parse(data)
                 except BadLogprobsError as exc:
-                    failed.set()
                     raise BadLogprobsError(
                         f"server at {safe_url(self.base_url)} (model {model}) answered prompt {i} of this call "
                         f"({_prompt_excerpt(bodies[i])}) with unusable log-probabilities: {exc}"
                     ) from exc
-                except BaseException:
-                    failed.set()
-                    raise
-                if self._reported_model is None and isinstance(data.get("model"), str):
-                    with self._lock:
+                with self._lock:
+                    if self._reported_model is None and isinstance(data.get("model"), str):
                         self._reported_model = data["model"]
+                    if self._system_fingerprint is None and isinstance(data.get("system_fingerprint"), str):
+                        self._system_fingerprint = data["system_fingerprint"]
                 if bar is not None:
                     bar.update(1)
 
-            pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="allocbias-openai")
+            def worker() -> None:
+                while not failed.is_set():  # another request failed for good: start no new one
+                    try:
+                        i = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        call(i)
+                    except BaseException as exc:  # noqa: BLE001 (handed to the caller)
+                        with self._lock:
+                            errors.append(exc)
+                        failed.set()
+                        finished.set()
+                        return
+                    with self._lock:
+                        remaining[0] -= 1
+                        if remaining[0] == 0:
+                            finished.set()
+
+            threads = [threading.Thread(target=worker, name=f"allocbias-openai-{n}", daemon=True)
+                       for n in range(min(concurrency, len(bodies)))]
+            for thread in threads:
+                thread.start()
             try:
-                futures = [pool.submit(call, i) for i in range(len(bodies))]
-                wait(futures, return_when=FIRST_EXCEPTION)
-                for f in futures:
-                    if f.done() and not f.cancelled() and f.exception() is not None:
-                        raise f.exception()  # type: ignore[misc]
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-                if bar is not None:
-                    bar.close()
+                while not finished.wait(0.1):  # a short wait: the main thread stays responsive to Ctrl-C
+                    pass
+            except BaseException:
+                interrupted = True
+                failed.set()
+                raise
+            if errors:
+                for thread in threads:  # the others start nothing new; let them finish what is in flight
+                    thread.join(timeout=self.timeout_s * (self.max_retries + 1) + 1)
+                raise errors[0]
+        finally:
+            if bar is not None:
+                bar.close()
+            if not interrupted:  # after Ctrl-C, hung requests may still hold the pool: leave it to the process
+                client.close()
         return results
 
     def _post_completion(self, client: httpx.Client, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -539,6 +632,36 @@ class OpenAIEngine:
             return content if isinstance(content, str) else ""
 
         return self._run(self._bodies(prompts, body), parse, batch_size, progress, "generate")
+
+    def listed_models(self) -> list[dict[str, Any]]:
+        """The server's model entries (``GET /models``); :class:`ServingError` when it does not answer."""
+        with self._client(1) as client:
+            return [dict(m) for m in self._list_models(client)]
+
+    def server_identity(self, listed: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """What identifies the server that answers, for deciding whether stored scores came from it:
+
+        ``url`` (the base URL through :func:`redact_url`: scheme, host, port, path and non-secret query, no
+        credentials), ``model`` (the name asked for), ``reported_model`` and ``system_fingerprint`` (from the
+        first completion seen, ``None`` before one or when the server sends none) and ``listed``: the server's
+        own entry for the model in ``GET /models`` (``owned_by``, ``root``, ``max_model_len``, llama.cpp's
+        ``meta``...) without the fields that change from one request to the next (``created``, ``permission``).
+        ``listed`` may pass the entries already fetched (:meth:`listed_models`).
+        """
+        if listed is None:
+            try:
+                listed = self.listed_models()
+            except (ServingError, ValueError):
+                listed = []
+        entry = next((m for m in listed if m.get("id") == self._model), None)
+        volatile = {"created", "permission", "permissions"}
+        return {
+            "url": redact_url(self._url + (f"?{self._query}" if self._query else "")),
+            "model": self._model,
+            "reported_model": self._reported_model,
+            "system_fingerprint": self._system_fingerprint,
+            "listed": {k: v for k, v in entry.items() if k not in volatile} if entry else None,
+        }
 
     def describe(self, *, query_server: bool = True) -> dict[str, Any]:
         """Provenance: backend, base URL (no credentials), model names, parameters; never the API key.

@@ -72,6 +72,22 @@ def model_fingerprint(path: str | Path) -> str:
     return folder_fingerprint(path)
 
 
+def _load_error(path: Path, exc: BaseException) -> str:
+    """One line saying which model could not be loaded, why (the first line of the cause, shortened) and what
+    to do."""
+    cause = " ".join(str(exc).strip().splitlines()[:1]).strip() or type(exc).__name__
+    cause = cause if len(cause) <= 160 else cause[:157] + "..."
+    if path.suffix == ".gguf":
+        hint = ("check that the file is a complete GGUF model of an architecture transformers can read "
+                "(download it again if it is truncated)")
+        what = "the .gguf file"
+    else:
+        hint = ("check that it is a complete Hugging Face causal language model saved with save_pretrained "
+                "(config.json, weights, tokenizer files, a chat template)")
+        what = "the model folder"
+    return f"{what} {path} cannot be loaded ({type(exc).__name__}: {cause}): {hint}"
+
+
 def _short_name(path: Path) -> str:
     stem = path.stem if path.suffix == ".gguf" else path.name
     name = _NAME.sub("_", stem.lower()).strip("_.-")
@@ -117,7 +133,13 @@ class UserSystem(System):
         must agree with the fingerprint (weights changed since the audit started raise ``ValueError``)."""
         from .models import load_model
 
-        loaded = load_model(self.model, dtype="float32", quantization=systems.PRECISIONS[self.precision], device=device)
+        try:
+            loaded = load_model(self.model, dtype="float32", quantization=systems.PRECISIONS[self.precision],
+                                device=device)
+        except (KeyboardInterrupt, ModuleNotFoundError):
+            raise
+        except Exception as exc:  # transformers' errors run to kilobytes and may not name the file: one line
+            raise ValueError(_load_error(Path(self.model).expanduser(), exc)) from exc
         if loaded.metadata.get("source_sha256") != self.fingerprint:
             raise ValueError(
                 f"the weights under {self.model} changed since their fingerprint was taken "

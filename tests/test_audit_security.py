@@ -1,0 +1,272 @@
+"""``allocbias audit`` tried as a hostile or careless user would (issue "Trust and security", the report and the
+--out folder): markup in a model name or path, credentials in --base-url, another server under the same name, two
+audits into one folder, a stale report, too few bootstrap resamples, a hung server, errors that name the problem;
+and (the audit report) a random-weight model whose report withholds its verdicts.
+
+Every server here is a stub on 127.0.0.1 (tests/test_audit_cli.StubServer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from allocbias import audit, cli  # noqa: E402
+from allocbias.audit import LOCK, MANIFEST  # noqa: E402
+
+from .test_audit_cli import FAST, SLICE, StubServer, assert_one_line_error, run_cli, tiny_model  # noqa: E402,F401
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+PASSWORD, QUERY_KEY, ENV_KEY = "PASSWORD-9f3a", "QUERYKEY-77c1", "sk-ENVKEY-5d2e"
+
+
+def _with_credentials(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://auditor:{PASSWORD}@{rest}?api_key={QUERY_KEY}&api-version=2024-06-01"
+
+
+@pytest.fixture(scope="module")
+def hostile_audit(tmp_path_factory):
+    """One served audit with a report: the model name and the --out folder hold markup, --base-url holds a
+    password and an API key, OPENAI_API_KEY is set."""
+    out = tmp_path_factory.mktemp("hostile") / "<svg onload=alert(2)>"
+    old = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = ENV_KEY
+    try:
+        with StubServer() as stub:
+            code = cli.main(["audit", "--base-url", _with_credentials(stub.url), "--model", HOSTILE, *SLICE, *FAST,
+                             "--out", str(out)])
+    finally:
+        if old is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = old
+    assert code == 0
+    return out
+
+
+def _rendered_outputs(notebook: Path) -> list[str]:
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return [("".join(v) if isinstance(v, list) else str(v))
+            for cell in nb["cells"] for o in cell.get("outputs", [])
+            for mime, v in o.get("data", {}).items() if mime in ("text/html", "text/markdown")]
+
+
+# ------------------------------------------------------------------------------------------- item 1
+def test_markup_in_a_model_name_or_path_is_escaped_everywhere(hostile_audit):
+    html = (hostile_audit / "report.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in html and "<svg onload" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html  # shown as typed, not run
+    assert "&lt;svg onload=alert(2)&gt;" in html
+    outputs = _rendered_outputs(hostile_audit / "report.ipynb")
+    assert outputs and not [o for o in outputs if "<img src=x" in o or "<svg onload" in o]
+
+
+# ------------------------------------------------------------------------------------------- item 2
+def test_no_credential_reaches_a_file_under_out(hostile_audit):
+    files = [p for p in hostile_audit.rglob("*") if p.is_file()]
+    assert {"audit.json", "report.html", "report.ipynb", "provenance.json"} <= {p.name for p in files}
+    for path in files:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        for secret in (PASSWORD, QUERY_KEY, ENV_KEY, "auditor:"):
+            assert secret not in text, (path, secret)
+    manifest = json.loads((hostile_audit / MANIFEST).read_text())
+    assert "api_key=REDACTED" in manifest["identity"]["base_url"] and "api-version=2024-06-01" in \
+        manifest["identity"]["base_url"]
+    assert "api_key=REDACTED" in manifest["options"]["command"]
+
+
+# ------------------------------------------------------------------------------------------- item 3
+def test_another_server_under_the_same_name_is_refused_naming_both(tmp_path, capsys):
+    out = tmp_path / "a"
+    with StubServer() as first, StubServer(shift=0.1) as second:
+        code, _, err = run_cli(["audit", "--base-url", first.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--no-report", "--out", str(out)], capsys)
+        assert code == 0, err
+        stored = pd.read_csv(out / "tables" / "pointwise_scores.csv")
+        before = second.requests
+        code, _, err = run_cli(["audit", "--base-url", second.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--no-report", "--out", str(out)], capsys)
+        assert_one_line_error(code, err, r"from the server " + first.url + r".*server answering now is "
+                              + second.url + r".*another --out")
+        assert second.requests - before == 1  # the pre-flight prompt only: nothing scored, nothing mixed
+        # the score tables know their server too: an audit.json of an older version, without it, is not enough
+        manifest = json.loads((out / MANIFEST).read_text())
+        older = {**manifest, "identity": {k: v for k, v in manifest["identity"].items()
+                                          if k not in ("server", "base_url")}}
+        (out / MANIFEST).write_text(json.dumps(older))
+        code, _, err = run_cli(["audit", "--base-url", second.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--no-report", "--out", str(out)], capsys)
+        assert_one_line_error(code, err, r"holds 48 rows .*scored by the server " + first.url + r".*answering now is "
+                              + second.url)
+        (out / MANIFEST).write_text(json.dumps(manifest))
+        # the first server again: everything is stored, nothing is scored twice
+        before = first.requests
+        code, stdout, err = run_cli(["audit", "--base-url", first.url, "--model", "stub-model", *SLICE, *FAST,
+                                     "--no-report", "--out", str(out)], capsys)
+        assert code == 0 and "pointwise 0 new" in stdout and first.requests - before == 1, err
+    pd.testing.assert_frame_equal(pd.read_csv(out / "tables" / "pointwise_scores.csv"), stored)
+
+
+# ------------------------------------------------------------------------------------------- item 4
+def test_a_second_audit_into_a_locked_folder_stops(tmp_path, capsys):
+    out = tmp_path / "a"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time\n"
+         f"f = open({str(out / LOCK)!r}, 'a+'); fcntl.flock(f, fcntl.LOCK_EX); f.write('pid 4242 (first audit)\\n')\n"
+         "f.flush(); print('locked', flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with StubServer() as stub:
+            code, _, err = run_cli(["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST,
+                                    "--no-report", "--out", str(out)], capsys)
+        assert_one_line_error(code, err, r"another audit \(pid 4242 \(first audit\)\) is writing into .*wait for it")
+        assert "delete" not in err and not (out / MANIFEST).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+# ------------------------------------------------------------------------------------------- item 5
+def test_too_few_bootstrap_resamples_are_refused_and_a_stale_report_is_removed(tmp_path, capsys):
+    code, _, err = run_cli(["audit", "--model", "smollm2-135m-instruct", "--n-boot", "1", "--out",
+                            str(tmp_path / "b")], capsys)
+    assert_one_line_error(code, err, r"--n-boot 1 is too few .* give --n-boot 40 or more")
+    assert not (tmp_path / "b").exists()
+    out = tmp_path / "a"
+    with StubServer() as stub:
+        args = ["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST, "--no-report",
+                "--out", str(out)]
+        assert run_cli(args, capsys)[0] == 0
+        (out / "report.html").write_text("<html>the report of an earlier run, on other scores</html>")
+        (out / "tables" / "report_selection.csv").write_text("job,k\n")
+        code, stdout, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert not (out / "report.html").exists() and not (out / "tables" / "report_selection.csv").exists()
+    assert "removed the previous report" in stdout
+
+
+# ------------------------------------------------------------------------------------------- item 6
+def test_a_hung_server_times_out_and_ctrl_c_stops_at_once(tmp_path, capsys):
+    # --timeout: a request that never gets an answer fails after 3 tries of 1 s (+1.5 s of backoff)
+    with StubServer(hang_after=17) as stub:  # the pre-flight prompt and the first batch of 16 are answered
+        start = time.monotonic()
+        code, _, err = run_cli(["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--timeout", "1", "--no-report", "--out", str(tmp_path / "t")], capsys)
+        took = time.monotonic() - start
+    assert_one_line_error(code, err, r"pointwise: .*ReadTimeout.*the rows scored so far are kept.*raise --timeout")
+    assert took < 30, took
+    assert len(pd.read_csv(next((tmp_path / "t" / "scores").glob("resume_pointwise-*/scores.csv")))) == 16
+
+    # Ctrl-C while requests hang (timeout 60 s): the command returns at once and keeps the stored rows
+    sent: list[float] = []
+    with StubServer(hang_after=17) as stub:
+        main = threading.main_thread().ident
+
+        def interrupt() -> None:
+            if stub.hung.wait(30):
+                time.sleep(0.5)
+                sent.append(time.monotonic())
+                signal.pthread_kill(main, signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        code, _, err = run_cli(["audit", "--base-url", stub.url, "--model", "stub-model", *SLICE, *FAST,
+                                "--timeout", "60", "--no-report", "--out", str(tmp_path / "c")], capsys)
+        returned = time.monotonic()
+    assert sent, "the server never hung"
+    assert code == 130 and "run the same command again to resume" in err and "Traceback" not in err
+    assert returned - sent[0] < 5, returned - sent[0]
+    assert len(pd.read_csv(next((tmp_path / "c" / "scores").glob("resume_pointwise-*/scores.csv")))) == 16
+
+
+# ------------------------------------------------------------------------------------------- item 15
+def test_a_wrong_served_model_name_is_named_and_leaves_nothing(tmp_path, capsys):
+    out = tmp_path / "a"
+    with StubServer() as stub:
+        stub.strict = True
+        code, _, err = run_cli(["audit", "--base-url", stub.url, "--model", "stub-modle", *SLICE, *FAST,
+                                "--out", str(out)], capsys)
+    assert_one_line_error(code, err, r"serves no model named 'stub-modle' \(it lists 'stub-model'\)")
+    assert "--base-url" not in err and not out.exists()
+
+
+def test_traceback_is_accepted_after_the_subcommand(tmp_path):
+    with pytest.raises(audit.AuditError, match="unknown model 'gpt-7'"):
+        cli.main(["audit", "--model", "gpt-7", "--traceback", "--out", str(tmp_path / "a")])
+    with pytest.raises(audit.AuditError, match="unknown model 'gpt-7'"):
+        cli.main(["--traceback", "audit", "--model", "gpt-7", "--out", str(tmp_path / "a")])
+
+
+@pytest.mark.parametrize("kind", ["folder", "gguf"])
+def test_a_model_that_cannot_be_loaded_gets_one_line_naming_the_file(kind, tmp_path, capsys):
+    if kind == "folder":
+        model = tmp_path / "Broken-Model"
+        model.mkdir()
+        (model / "config.json").write_text(json.dumps({"model_type": "llama"}))
+        (model / "model.safetensors").write_bytes(b"not safetensors at all" * 10)
+    else:
+        model = tmp_path / "broken.gguf"
+        model.write_bytes(b"GGUF" + b"\x00" * 64)
+        os.environ["ALLOCBIAS_CACHE"] = str(tmp_path / "cache")  # a failed conversion writes no cache of the user's
+    out = tmp_path / "a"
+    try:
+        code, _, err = run_cli(["audit", "--model", str(model), *SLICE, *FAST, "--out", str(out)], capsys)
+    finally:
+        os.environ.pop("ALLOCBIAS_CACHE", None)
+    assert_one_line_error(code, err, ("the model folder " if kind == "folder" else "the .gguf file ")
+                          + str(model).replace(".", r"\.") + " cannot be loaded .*: check that")
+    line = next(line for line in err.splitlines() if line.startswith("allocbias:"))
+    assert len(line) < 600, len(line)
+    assert not out.exists()  # nothing stored: the corrected command starts clean
+
+
+# ------------------------------------------------------------------------------------------- the audit report
+def test_screening_verdict_withholds_for_a_model_that_does_not_screen():
+    rows = lambda p, lo, hi, m: pd.DataFrame({"metric": ["p_better_high_low", "mean_label_mass"],  # noqa: E731
+                                             "estimate": [p, m], "ci_low": [lo, m], "ci_high": [hi, m]})
+    assert audit.screening_verdict(rows(0.8, 0.7, 0.9, 0.9), 10) == {
+        "screens": True, "intervals_readable": True, "withhold": False, "reasons": []}
+    smollm2_like = audit.screening_verdict(rows(0.2, 0.1, 0.3, 0.9), 10)
+    assert smollm2_like["withhold"] and "does not screen" in smollm2_like["reasons"][0]
+    no_mass = audit.screening_verdict(rows(0.6, 0.55, 0.65, 0.0001), 10)
+    assert no_mass["withhold"] and "0.0001" in no_mass["reasons"][0]
+    chance = audit.screening_verdict(rows(0.55, 0.45, 0.65, 0.9), 10)
+    assert chance["withhold"] and "cannot be told" in chance["reasons"][0]
+    few = audit.screening_verdict(rows(0.8, 0.7, 0.9, 0.9), 2)
+    assert few["screens"] and few["withhold"] and "3 distinct resamples" in few["reasons"][0]
+
+
+def test_an_estimate_outside_its_interval_is_marked():
+    assert audit.format_interval({"estimate": -0.045, "ci_low": -0.109, "ci_high": -0.048}).endswith("†")
+    assert not audit.format_interval({"estimate": -0.05, "ci_low": -0.109, "ci_high": -0.048}).endswith("†")
+
+
+def test_a_random_weight_model_report_withholds_verdicts(tmp_path, tiny_model, capsys):  # noqa: F811
+    out = tmp_path / "random"
+    code, _, err = run_cli(["audit", "--model", str(tiny_model), "--jobs", "retail", "--names-per-group", "5",
+                            *FAST, "--out", str(out)], capsys)
+    assert code == 0, err
+    html = (out / "report.html").read_text(encoding="utf-8")
+    lead = html.index("Validity first: this model does not screen")
+    assert lead < html.index("Screening.") < html.index("Selection.")
+    assert "four-fifths verdicts are withheld" in html and "fall below four fifths" not in html
+    assert "interval that excludes 0" not in html
+    law = pd.read_csv(out / "tables" / "report_ll144.csv")
+    assert set(law["four_fifths_flag"]) == {"withheld"}
+    validity = pd.read_csv(out / "tables" / "report_validity.csv").set_index("metric")
+    assert "[" in validity.loc["mean_label_mass", "value"]  # with its interval
+    prov = pd.read_csv(out / "tables" / "report_provenance.csv")
+    assert prov.query("kind == 'resume_pointwise'")["rows_audited"].tolist() == [240]
