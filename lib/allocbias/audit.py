@@ -700,32 +700,45 @@ def metric_intervals(
     return percentile_intervals(point, reps, ["job", "group"], ["rabbi", "avg_gap", "jsd", "emd"], confidence)
 
 
-def ll144_table(scores: pd.DataFrame, *, score: str = "score", group: str = "group") -> pd.DataFrame:
-    """The Local Law 144 table of a score: per group, the ``scoring_rate`` (share scored above the median of
-    all candidates), the ``impact_ratio`` (its ratio to the highest group's rate, ``DI_median``), the
-    ``four_fifths_flag`` (impact ratio below 0.8), and the distribution-wide ``auc_di`` and ``p_fair`` of the DI
-    curve (:func:`allocbias.ll144.summary`, flat prior). Pooled over the rows given (e.g. all audited jobs).
+def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gender", race: str = "race",
+                group: str = "group") -> pd.DataFrame:
+    """The Local Law 144 tables of a score, built by :func:`allocbias.ll144.bias_audit` (the same function as the
+    ``allocbias ll144`` command and the book's chapter on published audits): the audited prompts are read as the
+    applicants of a *scoring* tool, pooled over the rows given (e.g. all audited jobs).
 
-    >>> df = pd.DataFrame({"group": list("AAAABBBB"), "score": [1, 2, 3, 4, 3, 4, 5, 6]})
-    >>> ll144_table(df)[["group", "scoring_rate", "impact_ratio", "four_fifths_flag"]].to_dict("records")[0]
-    {'group': 'A', 'scoring_rate': 0.25, 'impact_ratio': 0.3333333333333333, 'four_fifths_flag': True}
+    One row per ``table`` (``sex``, ``race/ethnicity``, ``intersectional``) and ``group``: ``applicants``,
+    ``scored_above_median``, the ``scoring_rate`` (share scored above the median of all candidates) with its Wilson
+    interval ``rate_low``/``rate_high``, the ``impact_ratio`` (its ratio to the highest group's rate, ``DI_median``)
+    with its interval, the ``four_fifths_flag`` (impact ratio below 0.8: a screening rule, never a verdict), the
+    distribution-wide ``auc_di`` and ``p_fair`` of the DI curve (flat prior), ``excluded`` (the 2% rule) and
+    ``interval_warning``. The intervals treat each audited prompt as one applicant.
+
+    >>> df = pd.DataFrame({"gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8,
+    ...                    "group": ["Female White"] * 4 + ["Male White"] * 4, "score": [1, 2, 3, 4, 3, 4, 5, 6]})
+    >>> t = ll144_table(df)
+    >>> t.query("table == 'sex'")[["group", "scoring_rate", "impact_ratio", "four_fifths_flag"]].values.tolist()[0]
+    ['Female', 0.25, 0.3333333333333333, True]
     """
     from . import ll144
 
-    _require(scores, [score, group], "scores")
-    values, groups = scores[score].to_numpy(dtype=float), scores[group].to_numpy()
-    median = float(ll144.pooled_quantiles(values, [0.5])[0])
-    summ = ll144.summary(values, groups)
+    _require(scores, [score, sex, race], "scores")
+    audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
+    table = audit.table
+    reg = audit.regression.rename(columns={"category": "category_label"}) if audit.regression is not None else None
     out = pd.DataFrame({
-        "n": summ["n"],
-        "scoring_rate": ll144.selection_rates(values, groups, median),
-        "impact_ratio": summ["di_median"],
-        "four_fifths_flag": ll144.four_fifths_flags(values, groups, median),
-        "auc_di": summ["auc_di"],
-        "p_fair": summ["p_fair"],
+        "table": table["table"], "group": table["group"], "applicants": table["applicants"].astype(int),
+        "scored_above_median": table["selected"].astype(int), "scoring_rate": table["rate"],
+        "rate_low": table["rate_low"], "rate_high": table["rate_high"], "impact_ratio": table["impact_ratio"],
+        "impact_ratio_low": table["impact_ratio_low"], "impact_ratio_high": table["impact_ratio_high"],
+        "four_fifths_flag": table["four_fifths"].astype(bool), "excluded": table["excluded"].astype(bool),
+        "interval_warning": table["interval_warning"],
     })
-    out.index.name = group
-    return out.reset_index()
+    if reg is not None:
+        keyed = reg.set_index(["category_label", "group"])[["auc_di", "p_fair"]]
+        keys = pd.MultiIndex.from_arrays([table["table"], table["group"]])
+        out["auc_di"] = keyed.reindex(keys)["auc_di"].to_numpy()
+        out["p_fair"] = keyed.reindex(keys)["p_fair"].to_numpy()
+    return out.reset_index(drop=True)
 
 
 def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
@@ -743,7 +756,7 @@ def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
         sep = quality_separation(cell, by=[]).query("better == 'high' and worse == 'low'")
         gaps = allocation_table(cell, int(k), rounds, seed, by=(), reference=reference)
         metrics = _metric_point(cell, reference).query("job != @ALL_JOBS")
-        law = ll144_table(cell)
+        law = ll144_table(cell).query("table == 'intersectional'")
         rows.append({"system": name, "p_better_high_low": float(sep["p_better"].iloc[0]),
                      "mean_label_mass": float(cell["label_mass"].mean()),
                      "rms_dDP": float(np.sqrt(np.mean(gaps["dDP"] ** 2))),
