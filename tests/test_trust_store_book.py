@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -76,3 +77,107 @@ def test_store_check_names_every_bad_table_without_a_traceback(tmp_path):
     with_tb = subprocess.run([sys.executable, "-m", "allocbias.store", "check", str(tmp_path), "--traceback"],
                              capture_output=True, text=True, env=_env())
     assert with_tb.returncode == 1 and with_tb.stderr.count("Traceback") == 2, with_tb.stderr
+
+
+# ------------------------------------------------------------- items 10-12, 14: the book runner and its checkout
+ENV_NOTEBOOK_CELLS = [
+    ("code", ["parameters"], "# Parameters: override with papermill -p NAME VALUE (profiles/*.yaml hold the book's "
+                             "settings)\nseed = 0  # a seed"),
+    ("code", [], "import os\nimport allocbias\nfrom myst_nb import glue\n"
+                 "glue('root', os.environ['ALLOCBIAS_ROOT'], display=False)\n"
+                 "glue('data', os.environ['ALLOCBIAS_DATA'], display=False)\n"
+                 "glue('package', allocbias.__file__, display=False)\n"
+                 "glue('cwd', os.getcwd(), display=False)\nglue('seed', seed, display=False)"),
+]
+
+
+def _checkout(folder: Path) -> Path:
+    """A minimal allocbias checkout: one chapter that glues the environment its kernel sees, its own package."""
+    import nbformat
+
+    (folder / "notebooks").mkdir(parents=True)
+    (folder / "profiles").mkdir()
+    (folder / "data").mkdir()
+    (folder / "lib" / "allocbias").mkdir(parents=True)
+    (folder / "lib" / "allocbias" / "__init__.py").write_text('"""This checkout\'s package."""\n')
+    (folder / "data" / "table.csv").write_text("a\n1\n")
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: build/notebooks/01_env\n")
+    (folder / "profiles" / "p.yaml").write_text("01_env:\n  seed: 7\n")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for kind, tags, source in ENV_NOTEBOOK_CELLS:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    nbformat.write(nb, folder / "notebooks" / "01_env.ipynb")
+    return folder
+
+
+def _book(args, cwd, **env):
+    return subprocess.run([sys.executable, "-m", "allocbias.book", *args], cwd=cwd, capture_output=True, text=True,
+                          env=_env(**env), timeout=600)
+
+
+def test_book_runs_the_checkout_it_is_run_in_with_its_code_and_data_and_skips_current_copies(tmp_path):
+    from allocbias.book import glued_values
+
+    other = _checkout(tmp_path / "other clone")
+    executed = other / "build" / "notebooks" / "01_env.ipynb"
+    # run from a subfolder of the other clone, with the package imported from this one (as an editable install)
+    run = _book(["execute", "--profile", "p"], cwd=other / "notebooks")
+    assert run.returncode == 0, run.stdout + run.stderr
+    glued = glued_values(executed)
+    assert glued["root"] == str(other.resolve()) and glued["data"] == str((other / "data").resolve())
+    assert glued["package"] == str((other / "lib" / "allocbias" / "__init__.py").resolve())
+    assert glued["cwd"] == str(other.resolve()) and glued["seed"] == 7
+    # item 11: a current executed copy is not re-run; a leftover partial copy of a dead process is deleted (item 12)
+    first = executed.read_bytes()
+    leftover = executed.with_name(".01_env.partial-999999999.ipynb")
+    leftover.write_text("{}")
+    again = _book(["execute", "--profile", "p"], cwd=other)
+    assert again.returncode == 0, again.stderr
+    assert "current 01_env.ipynb" in again.stdout and "0 notebook(s) executed, 1 current" in again.stdout
+    assert executed.read_bytes() == first
+    assert not leftover.exists() and "removed .01_env.partial-999999999.ipynb" in again.stdout
+    # a changed data file makes the copy stale
+    (other / "data" / "table.csv").write_text("a\n2\n")
+    third = _book(["execute", "--profile", "p"], cwd=other)
+    assert third.returncode == 0 and "1 notebook(s) executed, 0 current" in third.stdout, third.stdout + third.stderr
+
+
+def test_book_outside_a_checkout_says_so(tmp_path):
+    run = _book(["execute", "--profile", "p"], cwd=tmp_path)
+    assert run.returncode == 2
+    assert f"{tmp_path.resolve()} is not inside an allocbias checkout" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and "executing" not in run.stdout
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("01_env:\n\tseed: 7\n", "line 2, column 1"),         # a tab
+    ("01_env: {seed: [1, 2\n", "line 2, column 1"),       # an unclosed bracket
+])
+def test_malformed_profile_is_one_paragraph_naming_file_line_and_column(tmp_path, text, where):
+    root = _checkout(tmp_path / "clone")
+    (root / "profiles" / "bad.yaml").write_text(text)
+    run = _book(["execute", "--profile", "bad"], cwd=tmp_path, ALLOCBIAS_ROOT=str(root))  # the root named
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert f"{root.resolve() / 'profiles' / 'bad.yaml'}, {where}: not valid YAML" in run.stderr, run.stderr
+    assert "nothing executed" in run.stderr and not (root / "build").exists()
+
+
+def test_sphinx_ignores_a_leftover_partial_copy():
+    """Sphinx's own file discovery, with the exclude patterns jupyter-book derives from _config.yml."""
+    from jupyter_book.config import get_final_config
+    from sphinx.util.matching import get_matching_files
+
+    root = Path(__file__).resolve().parents[1]
+    config = get_final_config(user_yaml=root / "_config.yml", cli_config={"latex_individualpages": False},
+                              sourcedir=root)[0]
+    tree = {"build/notebooks/01_task_and_data.ipynb", "build/notebooks/.01_task_and_data.partial-4242.ipynb"}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rel in tree:
+            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / rel).write_text("{}")
+        found = set(get_matching_files(tmp, ["**"], config["exclude_patterns"]))
+    assert found == {"build/notebooks/01_task_and_data.ipynb"}
