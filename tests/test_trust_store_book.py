@@ -181,3 +181,50 @@ def test_sphinx_ignores_a_leftover_partial_copy():
             (Path(tmp) / rel).write_text("{}")
         found = set(get_matching_files(tmp, ["**"], config["exclude_patterns"]))
     assert found == {"build/notebooks/01_task_and_data.ipynb"}
+
+
+# ----------------------------------------------------------------- item 11: the student edition holds no solution
+SECRETS = ("SECRET-GATED-TEXT", "SECRET-GATED-OUTPUT", "SECRET-PLAIN-TEXT")
+
+
+def _student_book(folder: Path) -> Path:
+    """A one-chapter book whose executed notebook has a gated solution (text, code, output) and a plain one."""
+    import nbformat
+
+    ext = Path(__file__).resolve().parents[1] / "book" / "_ext"
+    (folder / "build" / "notebooks").mkdir(parents=True)
+    (folder / "_config.yml").write_text(
+        "title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
+        "parse:\n  myst_enable_extensions: [colon_fence]\n"
+        f"sphinx:\n  local_extensions:\n    student_edition: {ext}/\n  extra_extensions: [sphinx_exercise]\n")
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: build/notebooks/01_ex\n")
+    (folder / "intro.md").write_text("# Intro\n\nThe book.\n")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    code = nbformat.v4.new_code_cell("print('SECRET-GATED-' + 'OUTPUT')", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="SECRET-GATED-OUTPUT\n")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Chapter\n\nVisible text.\n\n```{exercise}\n:label: ex1\n\nDo it.\n```"),
+        nbformat.v4.new_markdown_cell("```{solution-start} ex1\n:class: dropdown\n```"),
+        code,
+        nbformat.v4.new_markdown_cell("SECRET-GATED-TEXT explains.\n\n```{solution-end}\n```"),
+        nbformat.v4.new_markdown_cell("```{exercise}\n:label: ex2\n\nAnd this.\n```\n\n"
+                                      "```{solution} ex2\n:class: dropdown\n\nSECRET-PLAIN-TEXT\n```\n\nAfter."),
+    ]
+    nbformat.write(nb, folder / "build" / "notebooks" / "01_ex.ipynb")
+    return folder
+
+
+def test_student_edition_holds_no_solution_anywhere_in_its_folder(tmp_path):
+    book = _student_book(tmp_path / "book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    run = subprocess.run([str(jb), "build", str(book), "--path-output", str(tmp_path / "out"), "-W", "-n",
+                          "--keep-going"], capture_output=True, text=True, env=_env(), timeout=600)
+    html = tmp_path / "out" / "_build" / "html"
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    page = (html / "build" / "notebooks" / "01_ex.html").read_text()
+    assert "Visible text." in page and "Do it." in page and "After." in page  # the exercises stay
+    assert (html / "_sources" / "build" / "notebooks" / "01_ex.ipynb").exists()  # the download link still works
+    holding = sorted({f"{p.relative_to(html)}: {s}" for p in html.rglob("*") if p.is_file()
+                      for s in SECRETS if s.encode() in p.read_bytes()})
+    assert holding == [], holding
