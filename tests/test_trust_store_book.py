@@ -228,3 +228,19 @@ def test_student_edition_holds_no_solution_anywhere_in_its_folder(tmp_path):
     holding = sorted({f"{p.relative_to(html)}: {s}" for p in html.rglob("*") if p.is_file()
                       for s in SECRETS if s.encode() in p.read_bytes()})
     assert holding == [], holding
+
+
+# --------------------------------------------------- issue 23 item 4: one command line, `allocbias book` / `store`
+def test_allocbias_book_and_store_subcommands_run_the_same_mains(tmp_path, monkeypatch, capsys):
+    from allocbias.cli import main
+
+    store = ScoreStore(tmp_path / "scores", **KEY)
+    store.append(_rows(0, 2))
+    store.provenance_path.unlink()
+    assert main(["store", "check", str(tmp_path / "scores")]) == 1
+    out = capsys.readouterr()
+    assert f"BAD       {store.path.name}: " in out.out and "1 good" not in out.out and "0 good, 1 bad" in out.out
+    monkeypatch.delenv("ALLOCBIAS_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["book", "execute", "--profile", "p"]) == 2
+    assert "is not inside an allocbias checkout" in capsys.readouterr().err

@@ -553,7 +553,8 @@ def execute_notebook(
     """Execute ``notebook`` with papermill into ``output`` after validating ``parameters``.
 
     The kernel runs in the environment of :func:`kernel_environment` for the checkout ``root`` (default: the
-    checkout holding the notebook, else :func:`checkout_root`), in the folder ``cwd`` (default ``root``).
+    checkout holding the notebook; a notebook outside any checkout, e.g. the audit report of an installed
+    package, runs in the inherited environment), in the folder ``cwd`` (default ``root``, else the notebook's).
     ``stamp`` (an :func:`inputs_digest`) is recorded in the executed copy's metadata ``allocbias.inputs_sha256``.
 
     Raises
@@ -570,16 +571,16 @@ def execute_notebook(
     parameters = dict(parameters or {})
     validate_parameters(notebook_parameters(notebook), parameters, notebook=notebook.name)
     if root is None:
-        holder = next((f for f in notebook.resolve().parents if _is_checkout(f)), None)
-        root = holder if holder is not None else checkout_root()
+        root = next((f for f in notebook.resolve().parents if _is_checkout(f)), None)
     output.parent.mkdir(parents=True, exist_ok=True)
-    env_cwd = Path(cwd) if cwd is not None else Path(root)
+    env_cwd = Path(cwd) if cwd is not None else Path(root) if root is not None else notebook.resolve().parent
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # papermill writes its output while it runs: write a temporary file, renamed over ``output`` on success only
     partial = output.with_name(f".{output.stem}.partial-{os.getpid()}.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
     start = time.perf_counter()
     try:
-        with kernel_environment(root):
+        with kernel_environment(root) if root is not None else contextlib.nullcontext():
             pm.execute_notebook(
                 str(notebook),
                 str(partial),

@@ -115,7 +115,28 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
     score.add_argument("--engine-batch-size", type=_positive, default=None,
                        help="prompts per forward pass (default: 8, or 2 for hiring_bloomberg)")
+
+    # `allocbias book ...` and `allocbias store ...`: listed here for --help; main() hands them to _delegated
+    sub.add_parser("book", add_help=False, help="execute the book's notebooks (allocbias book execute --help)")
+    sub.add_parser("store", add_help=False, help="check score tables, record digests (allocbias store --help)")
     return parser
+
+
+def _delegated(argv: list[str]) -> int | None:
+    """``allocbias book ARGS`` and ``allocbias store ARGS`` run the same mains as ``python -m allocbias.book ARGS``
+    and ``python -m allocbias.store ARGS`` (a leading ``--traceback`` goes to the store's own option); ``None``
+    for the other subcommands."""
+    traceback = argv[:1] == ["--traceback"]
+    rest = argv[1:] if traceback else argv
+    if not rest or rest[0] not in ("book", "store"):
+        return None
+    if rest[0] == "book":
+        from .book import main as book_main
+
+        return book_main(rest[1:])
+    from .store import main as store_main
+
+    return store_main([*rest[1:], *(["--traceback"] if traceback else [])])
 
 
 def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
@@ -189,6 +210,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not prog and (status := _delegated(argv)) is not None:
+        return status
     parser = build_parser()
     args = parser.parse_args(["score", *argv] if prog else argv)
     try:
