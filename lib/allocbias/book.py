@@ -750,8 +750,7 @@ def _execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool
     if out_dir.is_dir():
         for path in _remove_stale_partials(out_dir):
             print(f"[allocbias.book] removed {path.name}, left by an interrupted run", flush=True)
-    with kernel_environment(root):
-        environment = _environment_digest(root)
+    environment = _environment_digest(root)  # lib/, the data folder and the installed packages: once per run
     failures, skipped = [], 0
     total = time.perf_counter()
     for nb in notebooks:
