@@ -52,8 +52,10 @@ html: $(STAMP)
 
 book: notebooks html
 
-# The student edition: the same executed notebooks with every exercise solution removed (the local Sphinx
-# extension book/_ext/student_edition.py), written to _build/student/html.
+# The student edition: the same executed notebooks (chapters whose executed copy is current are not re-run) with
+# every exercise solution removed from the pages, the search index and the downloadable notebooks in _sources/
+# (the local Sphinx extension book/_ext/student_edition.py, which fails the build if one is left), written to
+# _build/student/html.
 book-student: notebooks
 	sed 's#^sphinx:$$#sphinx:\n  local_extensions:\n    student_edition: $(CURDIR)/book/_ext/#' _config.yml > build/_config_student.yml
 	$(VENV)/bin/jupyter-book build . --config build/_config_student.yml --path-output build/student -W -n --keep-going

@@ -4,6 +4,8 @@ the main branch before this change (the value was accepted, or the run started).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -19,7 +21,8 @@ from allocbias.book import (
     validate_profile,
 )
 
-NOTEBOOKS = toc_notebooks()
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = toc_notebooks(root=ROOT)  # this checkout's, wherever pytest is started from
 DECLARED = {nb.stem: notebook_parameters(nb) for nb in NOTEBOOKS}
 
 
@@ -71,6 +74,7 @@ def test_every_default_satisfies_its_rule_and_every_rule_names_a_declared_parame
 
 def test_profile_typo_in_a_later_chapter_stops_before_any_kernel(monkeypatch, tmp_path):
     calls = []
+    monkeypatch.setenv("ALLOCBIAS_ROOT", str(ROOT))
     monkeypatch.setattr(book, "load_profile", lambda name, root=None: {"13_ll144_audits": {"sim_nn": 10}})
     monkeypatch.setattr(book, "execute_notebook", lambda nb, *a, **k: calls.append(nb.stem))
     with pytest.raises(ValueError, match=r"profiles/typo.yaml is invalid:\n  13_ll144_audits.ipynb has no parameter 'sim_nn'"):

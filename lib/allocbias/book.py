@@ -34,23 +34,45 @@ A profile is checked whole (every chapter's mapping, ``_defaults`` merged in) be
 starts. ``_defaults`` is a mapping of parameters applied to every chapter that declares them (a chapter's own
 entry wins); a name in ``_defaults`` that no chapter declares is refused.
 
+Which checkout
+--------------
+The runner executes the notebooks of the checkout it is run in: ``$ALLOCBIAS_ROOT`` if set, else the nearest
+folder at or above the current directory that holds ``_toc.yml`` and ``notebooks/`` (:func:`checkout_root`),
+never the checkout the installed package happens to come from. Outside a checkout it stops with a message that
+says so. Every kernel it starts runs that checkout's code on that checkout's data: ``ALLOCBIAS_ROOT`` is set to
+the checkout, ``ALLOCBIAS_DATA`` to its ``data/`` (unless already set), and its ``lib/`` comes first on
+``PYTHONPATH`` (:func:`kernel_environment`).
+
+Current copies are not re-run
+-----------------------------
+An executed copy records, in its metadata, a digest of everything it was computed from
+(:func:`inputs_digest`: the source notebook, its parameters, the checkout's ``lib/`` and data folder, the
+Python version and the installed distributions). ``execute`` skips a chapter whose executed copy records the
+digest its inputs have now; ``--force`` re-runs it anyway.
+
 Interrupted runs
 ----------------
-:func:`execute_notebook` executes into a temporary file next to the output and renames it over the output
-only when the notebook succeeded, so a run killed or failing mid-chapter never replaces the last good
-executed copy; a failing run's copy (with the traceback) is kept as ``<stem>.failed.ipynb``.
+:func:`execute_notebook` executes into a temporary file next to the output (``.<stem>.partial-<pid>.ipynb``,
+hidden, and excluded from the book by ``_config.yml``) and renames it over the output only when the notebook
+succeeded, so a run killed or failing mid-chapter never replaces the last good executed copy; a failing run's
+copy (with the traceback) is kept as ``<stem>.failed.ipynb``. ``execute`` removes the partial copies that
+processes no longer running left behind (a SIGKILL gives no chance to clean up).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,11 +84,15 @@ from .data import repo_root
 __all__ = [
     "PARAMETERS_MARKER",
     "PARAMETER_RULES",
+    "NotACheckoutError",
     "NotebookExecutionError",
     "UnknownParameterError",
     "check_parameters",
+    "checkout_root",
     "execute_notebook",
     "glued_values",
+    "inputs_digest",
+    "kernel_environment",
     "load_profile",
     "notebook_parameters",
     "repo_root",
@@ -86,6 +112,91 @@ class UnknownParameterError(ValueError):
 
 class NotebookExecutionError(RuntimeError):
     """A notebook failed while executing; the message names the notebook and the cell."""
+
+
+class NotACheckoutError(ValueError):
+    """The runner was started outside an allocbias checkout (and ``ALLOCBIAS_ROOT`` names none)."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Which checkout: the one the command runs in, not the one the package was installed from
+# --------------------------------------------------------------------------------------------------------------
+def _is_checkout(folder: Path) -> bool:
+    return (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir()
+
+
+def checkout_root(start: str | Path | None = None) -> Path:
+    """The checkout whose notebooks the runner executes.
+
+    ``$ALLOCBIAS_ROOT`` if set, else the nearest folder at or above ``start`` (default: the current directory)
+    holding ``_toc.yml`` and a ``notebooks/`` folder. Unlike :func:`allocbias.data.repo_root` it never looks at
+    where the package is installed from: with the package installed (editable) from one clone, running the book
+    in another clone builds the other clone.
+
+    Raises :class:`NotACheckoutError` saying which folder is not a checkout and what to do.
+
+    >>> import tempfile
+    >>> checkout_root(tempfile.mkdtemp()) if "ALLOCBIAS_ROOT" not in os.environ else None
+    Traceback (most recent call last):
+    ...
+    allocbias.book.NotACheckoutError: ... is not inside an allocbias checkout: ...
+    """
+    env = os.environ.get("ALLOCBIAS_ROOT")
+    if env:
+        root = Path(env).expanduser().resolve()
+        if not _is_checkout(root):
+            raise NotACheckoutError(f"ALLOCBIAS_ROOT={env} is not an allocbias checkout (it holds no _toc.yml and "
+                                    "notebooks/ folder); point it at the repository to build, or unset it")
+        return root
+    here = Path(start if start is not None else Path.cwd()).expanduser().resolve()
+    for folder in (here, *here.parents):
+        if _is_checkout(folder):
+            return folder
+    raise NotACheckoutError(
+        f"{here} is not inside an allocbias checkout: no folder at or above it holds _toc.yml and notebooks/; "
+        "run the command in the repository whose book you want, or set ALLOCBIAS_ROOT to it"
+    )
+
+
+@contextlib.contextmanager
+def kernel_environment(root: str | Path) -> Iterator[dict[str, str]]:
+    """Within the block, kernels started by this process run the checkout ``root``'s code on its data.
+
+    Sets ``ALLOCBIAS_ROOT=root``, ``ALLOCBIAS_DATA=root/data`` (unless ``ALLOCBIAS_DATA`` is set: an explicit
+    data folder wins), puts ``root/lib`` first on ``PYTHONPATH`` (when it holds the package) and sets
+    ``HF_HUB_OFFLINE=1``; the previous environment is restored afterwards. Yields the variables it set.
+    """
+    root = Path(root).resolve()
+    wanted = {"ALLOCBIAS_ROOT": str(root), "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+    if not os.environ.get("ALLOCBIAS_DATA"):
+        wanted["ALLOCBIAS_DATA"] = str(root / "data")
+    if (root / "lib" / "allocbias").is_dir():
+        rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != root / "lib"]
+        wanted["PYTHONPATH"] = os.pathsep.join([str(root / "lib"), *rest])
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield dict(wanted)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _read_yaml(path: Path) -> Any:
+    """``yaml.safe_load`` of a file; a syntax error becomes one ``ValueError`` naming the file, line and column."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        what = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        hint = " (YAML indents with spaces, never tabs)" if "\t" in str(exc.problem) else ""
+        raise ValueError(f"{where}: not valid YAML: {what}{hint}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -337,14 +448,15 @@ def check_parameters() -> dict[str, Any]:
 def load_profile(name: str, *, root: Path | None = None) -> dict[str, dict[str, Any]]:
     """Parameters of a profile: ``profiles/<name>.yaml`` mapping notebook stem -> {parameter: value}.
 
-    Raises ``ValueError`` naming the file for an unknown profile or a malformed file.
+    Raises ``ValueError`` naming the file for an unknown profile or a malformed file (a YAML syntax error: the
+    line and column). ``root`` defaults to :func:`checkout_root`.
     """
-    root = root or repo_root()
+    root = root or checkout_root()
     path = root / "profiles" / f"{name}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in (root / "profiles").glob("*.yaml"))
         raise ValueError(f"unknown profile {name!r}: no {path} (known profiles: {', '.join(known)})")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = _read_yaml(path) or {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
         raise ValueError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
     return {str(k): dict(v or {}) for k, v in data.items()}
@@ -388,9 +500,10 @@ def validate_profile(
 
 
 def toc_notebooks(*, root: Path | None = None) -> list[Path]:
-    """Source notebooks (``notebooks/*.ipynb``) whose executed copies ``_toc.yml`` lists, in book order."""
-    root = root or repo_root()
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    """Source notebooks (``notebooks/*.ipynb``) whose executed copies ``_toc.yml`` lists, in book order
+    (``root`` defaults to :func:`checkout_root`)."""
+    root = root or checkout_root()
+    toc = _read_yaml(root / "_toc.yml")
     files: list[str] = []
 
     def walk(node: Any) -> None:
@@ -434,8 +547,15 @@ def execute_notebook(
     cwd: str | Path | None = None,
     log_output: bool = False,
     timeout: int | None = None,
+    root: str | Path | None = None,
+    stamp: str | None = None,
 ) -> ExecutionResult:
     """Execute ``notebook`` with papermill into ``output`` after validating ``parameters``.
+
+    The kernel runs in the environment of :func:`kernel_environment` for the checkout ``root`` (default: the
+    checkout holding the notebook; a notebook outside any checkout, e.g. the audit report of an installed
+    package, runs in the inherited environment), in the folder ``cwd`` (default ``root``, else the notebook's).
+    ``stamp`` (an :func:`inputs_digest`) is recorded in the executed copy's metadata ``allocbias.inputs_sha256``.
 
     Raises
     ------
@@ -450,24 +570,31 @@ def execute_notebook(
     notebook, output = Path(notebook), Path(output)
     parameters = dict(parameters or {})
     validate_parameters(notebook_parameters(notebook), parameters, notebook=notebook.name)
+    if root is None:
+        root = next((f for f in notebook.resolve().parents if _is_checkout(f)), None)
     output.parent.mkdir(parents=True, exist_ok=True)
-    env_cwd = Path(cwd) if cwd is not None else repo_root()
+    env_cwd = Path(cwd) if cwd is not None else Path(root) if root is not None else notebook.resolve().parent
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # papermill writes its output while it runs: write a temporary file, renamed over ``output`` on success only
     partial = output.with_name(f".{output.stem}.partial-{os.getpid()}.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
     start = time.perf_counter()
     try:
-        pm.execute_notebook(
-            str(notebook),
-            str(partial),
-            parameters=parameters,
-            kernel_name="python3",
-            cwd=str(env_cwd),
-            log_output=log_output,
-            progress_bar=False,
-            execution_timeout=timeout,
-        )
+        with kernel_environment(root) if root is not None else contextlib.nullcontext():
+            pm.execute_notebook(
+                str(notebook),
+                str(partial),
+                parameters=parameters,
+                kernel_name="python3",
+                cwd=str(env_cwd),
+                log_output=log_output,
+                progress_bar=False,
+                execution_timeout=timeout,
+            )
+        if stamp is not None:
+            executed = _read_notebook(partial)
+            executed.setdefault("metadata", {}).setdefault("allocbias", {})["inputs_sha256"] = stamp
+            partial.write_text(json.dumps(executed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     except PapermillExecutionError as exc:
         if partial.exists():
             os.replace(partial, failed)
@@ -483,6 +610,76 @@ def execute_notebook(
     os.replace(partial, output)
     failed.unlink(missing_ok=True)
     return ExecutionResult(notebook, output, parameters, time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What an executed copy was computed from
+# --------------------------------------------------------------------------------------------------------------
+def _folder_digest(folder: Path) -> str:
+    """sha256 over the relative paths and bytes of every file under ``folder`` (hidden files and caches left out)."""
+    h = hashlib.sha256()
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(folder)
+            if not path.is_file() or any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+                continue
+            h.update(rel.as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _environment_digest(root: Path) -> str:
+    """The part of :func:`inputs_digest` shared by every chapter of a run: code, data and installed packages."""
+    data = Path(os.environ.get("ALLOCBIAS_DATA") or root / "data")
+    dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+                   if d.metadata["Name"])
+    parts = {"lib": _folder_digest(root / "lib"), "data": _folder_digest(data), "python": platform.python_version(),
+             "distributions": hashlib.sha256("\n".join(dists).encode()).hexdigest()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def inputs_digest(notebook: str | Path, parameters: Mapping[str, Any], *, root: str | Path,
+                  environment: str | None = None) -> str:
+    """sha256 of what a chapter's executed copy is computed from: the source notebook's bytes, its parameters,
+    every file of the checkout's ``lib/`` and data folder (``$ALLOCBIAS_DATA`` or ``root/data``), the Python
+    version and the installed distributions (``environment``, computed once per run, stands for the last three).
+
+    Equal digests mean an executed copy is current: the runner does not execute it again.
+    """
+    env = environment if environment is not None else _environment_digest(Path(root))
+    h = hashlib.sha256(Path(notebook).read_bytes())
+    h.update(json.dumps(dict(parameters), sort_keys=True, default=repr).encode())
+    h.update(env.encode())
+    return h.hexdigest()
+
+
+def _recorded_digest(output: Path) -> str | None:
+    with contextlib.suppress(FileNotFoundError, ValueError, AttributeError):
+        return _read_notebook(output).get("metadata", {}).get("allocbias", {}).get("inputs_sha256")
+    return None
+
+
+_PARTIAL = re.compile(r"^\.(?P<stem>.+)\.partial-(?P<pid>\d+)\.ipynb$")
+
+
+def _remove_stale_partials(out_dir: Path) -> list[Path]:
+    """Delete the ``.<stem>.partial-<pid>.ipynb`` files of ``out_dir`` whose process is no longer running."""
+    removed = []
+    for path in sorted(out_dir.glob(".*.partial-*.ipynb")):
+        match = _PARTIAL.match(path.name)
+        if match is None:
+            continue
+        pid = int(match["pid"])
+        try:
+            os.kill(pid, 0)
+            alive = pid != os.getpid()
+        except ProcessLookupError:
+            alive = False
+        except PermissionError:  # another user's live process
+            alive = True
+        if not alive:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def _failing_cell(output: Path, exec_count: int | None) -> str:
@@ -537,8 +734,10 @@ def glued_values(path: str | Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------
 # Command line: python -m allocbias.book execute --profile smoke
 # --------------------------------------------------------------------------------------------------------------
-def _execute_all(profile: str, only: list[str] | None, out_dir: Path) -> int:
-    root = repo_root()
+def _execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool = False) -> int:
+    root = checkout_root()
+    out_dir = out if out.is_absolute() else root / out
+    print(f"[allocbias.book] checkout {root}", flush=True)
     notebooks = toc_notebooks(root=root)
     stems = {nb.stem for nb in notebooks}
     # the whole profile is checked before the first kernel starts (a typo in the last chapter stops the run now)
@@ -548,20 +747,32 @@ def _execute_all(profile: str, only: list[str] | None, out_dir: Path) -> int:
         if missing:
             raise ValueError(f"--only names notebooks not in _toc.yml: {', '.join(missing)}")
         notebooks = [nb for nb in notebooks if nb.stem in only]
-    failures = []
+    if out_dir.is_dir():
+        for path in _remove_stale_partials(out_dir):
+            print(f"[allocbias.book] removed {path.name}, left by an interrupted run", flush=True)
+    environment = _environment_digest(root)  # lib/, the data folder and the installed packages: once per run
+    failures, skipped = [], 0
     total = time.perf_counter()
     for nb in notebooks:
         given = params.get(nb.stem, {})
+        output = out_dir / nb.name
+        stamp = inputs_digest(nb, given, root=root, environment=environment)
+        if not force and _recorded_digest(output) == stamp:
+            print(f"[allocbias.book] current {nb.name}: inputs unchanged since it was executed, not re-run "
+                  "(--force re-runs it)", flush=True)
+            skipped += 1
+            continue
         print(f"[allocbias.book] executing {nb.name} (profile {profile}: {given or 'defaults'})", flush=True)
         try:
-            result = execute_notebook(nb, out_dir / nb.name, given)
+            result = execute_notebook(nb, output, given, root=root, stamp=stamp)
         except (NotebookExecutionError, ValueError, FileNotFoundError) as exc:
             print(f"[allocbias.book] FAILED: {exc}", file=sys.stderr, flush=True)
             failures.append(nb.name)
             continue
         print(f"[allocbias.book] done {nb.name} in {result.seconds:.1f} s", flush=True)
-    print(f"[allocbias.book] {len(notebooks) - len(failures)}/{len(notebooks)} notebooks executed "
-          f"in {time.perf_counter() - total:.1f} s (profile {profile})", flush=True)
+    executed = len(notebooks) - len(failures) - skipped
+    print(f"[allocbias.book] {executed} notebook(s) executed, {skipped} current, {len(failures)} failed "
+          f"in {time.perf_counter() - total:.1f} s (profile {profile}, into {out_dir})", flush=True)
     if failures:
         print(f"[allocbias.book] failed: {', '.join(failures)}", file=sys.stderr)
         return 1
@@ -570,8 +781,8 @@ def _execute_all(profile: str, only: list[str] | None, out_dir: Path) -> int:
 
 def _check_html(html_dir: Path) -> int:
     """Every page of ``_toc.yml`` exists in the built HTML."""
-    root = repo_root()
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    root = checkout_root()
+    toc = _read_yaml(root / "_toc.yml")
     pages: list[str] = [str(toc["root"])]
 
     def walk(node: Any) -> None:
@@ -598,21 +809,27 @@ def _check_html(html_dir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m allocbias.book", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    ex = sub.add_parser("execute", help="execute the notebooks of _toc.yml with a profile")
+    ex = sub.add_parser("execute", help="execute the notebooks of _toc.yml with a profile",
+                        description="Execute the notebooks of the checkout this command runs in ($ALLOCBIAS_ROOT "
+                                    "if set) with a profile; chapters whose executed copy is current are skipped.")
     ex.add_argument("--profile", default="default")
     ex.add_argument("--only", nargs="*", help="notebook stems to execute (default: all in _toc.yml)")
-    ex.add_argument("--out", default="build/notebooks", type=Path)
+    ex.add_argument("--out", default="build/notebooks", type=Path,
+                    help="folder of the executed copies (relative to the checkout; default build/notebooks)")
+    ex.add_argument("--force", action="store_true", help="re-execute chapters whose executed copy is current")
     chk = sub.add_parser("check-html", help="check that every _toc.yml page exists in the built HTML")
     chk.add_argument("html_dir", type=Path)
     args = parser.parse_args(argv)
-    if args.command == "execute":
-        out = args.out if args.out.is_absolute() else repo_root() / args.out
-        try:
-            return _execute_all(args.profile, args.only, out)
-        except ValueError as exc:  # an invalid profile or --only: nothing was executed
-            print(f"[allocbias.book] nothing executed: {exc}", file=sys.stderr)
-            return 2
-    return _check_html(args.html_dir)
+    try:
+        if args.command == "execute":
+            return _execute_all(args.profile, args.only, args.out, force=args.force)
+        return _check_html(args.html_dir)
+    except (ValueError, FileNotFoundError) as exc:
+        # not a checkout, an invalid profile or --only, a malformed YAML, a notebook _toc.yml lists but lacks:
+        # raised before the first kernel starts
+        done = "nothing executed: " if args.command == "execute" else ""
+        print(f"[allocbias.book] {done}{exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                        help="show Python tracebacks instead of one-line errors")
     _add_ll144(sub)
+    # `allocbias book ...` and `allocbias store ...`: listed here for --help; main() hands them to _delegated
+    sub.add_parser("book", add_help=False, help="execute the book's notebooks (allocbias book execute --help)")
+    sub.add_parser("store", add_help=False, help="check score tables, record digests (allocbias store --help)")
     return parser
 
 
@@ -218,6 +221,23 @@ def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+def _delegated(argv: list[str]) -> int | None:
+    """``allocbias book ARGS`` and ``allocbias store ARGS`` run the same mains as ``python -m allocbias.book ARGS``
+    and ``python -m allocbias.store ARGS`` (a leading ``--traceback`` goes to the store's own option); ``None``
+    for the other subcommands."""
+    traceback = argv[:1] == ["--traceback"]
+    rest = argv[1:] if traceback else argv
+    if not rest or rest[0] not in ("book", "store"):
+        return None
+    if rest[0] == "book":
+        from .book import main as book_main
+
+        return book_main(rest[1:])
+    from .store import main as store_main
+
+    return store_main([*rest[1:], *(["--traceback"] if traceback else [])])
+
+
 def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
     return prog + " " + " ".join(shlex.quote(a) for a in argv)
 
@@ -290,6 +310,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not prog and (status := _delegated(argv)) is not None:
+        return status
     parser = build_parser()
     args = parser.parse_args(["score", *argv] if prog else argv)
     try:

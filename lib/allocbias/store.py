@@ -43,6 +43,11 @@ command that regenerates it). It checks
   ``min gamma <= score <= max gamma``; where it is 0 (a served model that answered no label), score and
   probabilities are empty.
 
+The same row checks run in :meth:`ScoreStore.append` on the bytes it is about to write (one definition of
+the rules): rows that the reader would refuse (label probabilities summing to 2, a score outside the labels'
+range) are never written; :class:`RowCheckError` names the table, the system and the first offending
+``prompt_id``, and the rows already stored are untouched.
+
 A table written before digests existed has no ``content_sha256``: it is refused, naming
 ``python -m allocbias.store record-digests <root>``, which runs every other check on each such table and
 records its digest without touching ``scores.csv`` (the committed tables in ``data/scores`` were migrated
@@ -86,6 +91,7 @@ import pandas as pd
 
 __all__ = [
     "MissingRowsError",
+    "RowCheckError",
     "ScoreStore",
     "TableCheckError",
     "canonical_json",
@@ -122,6 +128,20 @@ LABEL_TOLERANCE = 1e-6
 class TableCheckError(ValueError):
     """A stored score table is not what the scoring code wrote: the message names the table's path, the system,
     the first offending ``prompt_id`` and how to restore the table."""
+
+
+class RowCheckError(ValueError):
+    """Rows given to :meth:`ScoreStore.append` fail a check that :meth:`ScoreStore.read` would apply: nothing is
+    written; the message names the table's path, the system, the first offending ``prompt_id`` and the check."""
+
+
+class _RowProblem(Exception):
+    """What is wrong with some rows (and the first offending ``prompt_id``), before it is worded for a reader
+    (:class:`TableCheckError`) or a writer (:class:`RowCheckError`)."""
+
+    def __init__(self, what: str, prompt_id: Any = None) -> None:
+        super().__init__(what)
+        self.what, self.prompt_id = what, prompt_id
 
 
 # ----------------------------------------------------------------------------------------------- hashing
@@ -559,12 +579,12 @@ class ScoreStore:
 
     def _fail(self, problem: str, prompt_id: Any = None) -> TableCheckError:
         where = f"first offending prompt_id {prompt_id!r}: " if prompt_id is not None else ""
+        return TableCheckError(f"{self.scores_path} ({self._system()}): {where}{problem}; {self._restore_hint()}")
+
+    def _system(self) -> str:
+        """The system and kind of this table, as every check's message names them."""
         wording = self.key["params"].get("wording")
-        system = f"system {self.key['model_key']!r}" + (f" wording {wording!r}" if wording else "")
-        return TableCheckError(
-            f"{self.scores_path} ({system}, {self.key['kind']}): {where}{problem}; "
-            f"{self._restore_hint()}"
-        )
+        return f"system {self.key['model_key']!r}" + (f" wording {wording!r}" if wording else "") + f", {self.key['kind']}"
 
     def _parse_checked(self, data: bytes, *, check_digest: bool) -> pd.DataFrame:
         """Parse the complete records ``data`` of ``scores.csv`` and run every check of the module docstring."""
@@ -575,22 +595,34 @@ class ScoreStore:
                 "table, or delete the folder and score it again"
             )
         prov = self.provenance
+        try:
+            out = self._checked_rows(data, prov.get("columns", {}))
+        except _RowProblem as problem:
+            raise self._fail(problem.what, problem.prompt_id) from problem.__cause__
+        if check_digest:
+            self._check_digest(data, prov, out[ID_COLUMN])
+        return out
+
+    def _checked_rows(self, data: bytes, kinds: Mapping[str, str]) -> pd.DataFrame:
+        """The row checks of the module docstring, shared by :meth:`read` (on the stored bytes) and :meth:`append`
+        (on the bytes it is about to write, header included): one definition of what a valid row is.
+
+        ``data`` is CSV text with a header; ``kinds`` the declared column kinds. Raises :class:`_RowProblem`
+        (what is wrong and the first offending ``prompt_id``), which each caller words for its situation.
+        """
         raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False, lineterminator="\n")
-        kinds = prov.get("columns", {})
         header, declared = [str(c) for c in raw.columns], sorted(kinds)
         if ID_COLUMN not in header or sorted(header) != declared:
-            raise self._fail(f"header {header} differs from the columns the provenance declares {declared}")
+            raise _RowProblem(f"header {header} differs from the columns the provenance declares {declared}")
         ids = raw[ID_COLUMN]
         dup = ids[ids.duplicated(keep=False)]
         if not dup.empty:
-            raise self._fail(f"{dup.nunique()} prompt_id value(s) appear in more than one row", dup.iloc[0])
+            raise _RowProblem(f"{dup.nunique()} prompt_id value(s) appear in more than one row", dup.iloc[0])
         try:
             out = pd.DataFrame({c: _parse_column(raw[c], kinds[c], c) for c in header}, index=raw.index)
         except ValueError as exc:
-            raise self._fail(str(exc)) from exc
+            raise _RowProblem(str(exc)) from exc
         self._check_labels(out)  # before the digest: these checks can name the offending row
-        if check_digest:
-            self._check_digest(data, prov, ids)
         return out.reset_index(drop=True)
 
     def _check_digest(self, data: bytes, prov: Mapping[str, Any], ids: pd.Series) -> None:
@@ -637,7 +669,7 @@ class ScoreStore:
                 i = int(np.flatnonzero(bad)[0])
                 row = out.iloc[i]
                 values = ", ".join(f"{c}={float(row[c])!r}" for c in ["score", "label_mass", *p_cols])
-                raise self._fail(f"{what} ({values}; {int(bad.sum())} row(s) fail this check)", row[ID_COLUMN])
+                raise _RowProblem(f"{what} ({values}; {int(bad.sum())} row(s) fail this check)", row[ID_COLUMN])
 
     def record_digest(self) -> bool:
         """Check a table written before digests existed and record its content digest; ``False`` if it had one.
@@ -679,8 +711,11 @@ class ScoreStore:
         """Append result rows durably (one write, flush, fsync) under an exclusive file lock.
 
         Raises ``ValueError`` when ``rows`` lacks ``prompt_id``, holds missing or repeated ids, repeats ids
-        already stored (named in the message), or has other columns than the stored table. A partial trailing
-        record left by an interrupted writer is cut off first.
+        already stored (named in the message), or has other columns than the stored table. The rows must pass
+        the checks :meth:`read` applies (the same code runs on the bytes about to be written, e.g. label
+        probabilities that sum to 1): otherwise :class:`RowCheckError` names the table, the system and the first
+        offending ``prompt_id``, and nothing is written. A partial trailing record left by an interrupted writer
+        is cut off first.
         """
         if not isinstance(rows, pd.DataFrame):
             raise ValueError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
@@ -699,6 +734,11 @@ class ScoreStore:
             raise ValueError(f"rows repeat {ID_COLUMN} values: {repeated[:10]}")
         self.provenance  # noqa: B018
         assert self._provenance is not None
+        checked_kinds = None
+        if not self.scores_path.exists() or self.scores_path.stat().st_size == 0:
+            # a first append is checked before the lock creates scores.csv: a refused one leaves no file behind
+            checked_kinds = self._kinds_of(rows)
+            self._check_new_rows(rows.to_csv(index=False, lineterminator="\n"), checked_kinds, rows, stored=0)
         with self._locked() as fd:
             size = os.fstat(fd).st_size
             data = os.pread(fd, size, 0) if size else b""
@@ -723,9 +763,15 @@ class ScoreStore:
                 rows = rows[header]
             else:
                 header = [str(c) for c in rows.columns]
-                self._provenance["columns"] = {c: ("str" if c == ID_COLUMN else _column_kind(rows[c])) for c in header}
+                kinds = self._kinds_of(rows)
+            text = rows.to_csv(index=False, header=True, lineterminator="\n")
+            if kinds != checked_kinds:
+                self._check_new_rows(text, kinds, rows, stored=0 if stored is None else len(stored))
+            if stored is None:
+                self._provenance["columns"] = kinds
                 self._write_provenance()  # the column kinds are on disk before the first row is
-            text = rows.to_csv(index=False, header=stored is None, lineterminator="\n")
+            else:
+                text = text[len(pd.DataFrame(columns=header).to_csv(index=False, lineterminator="\n")):]
             if valid < size:
                 os.ftruncate(fd, valid)
             os.lseek(fd, valid, os.SEEK_SET)
@@ -741,6 +787,22 @@ class ScoreStore:
         if self._provenance.get("command") is None:
             self._provenance["command"] = self.command
         self._write_provenance()
+
+    @staticmethod
+    def _kinds_of(rows: pd.DataFrame) -> dict[str, str]:
+        """The column kinds a first append records (``prompt_id`` is always text)."""
+        return {str(c): ("str" if c == ID_COLUMN else _column_kind(rows[c])) for c in rows.columns}
+
+    def _check_new_rows(self, text: str, kinds: Mapping[str, str], rows: pd.DataFrame, *, stored: int) -> None:
+        """Run :meth:`read`'s row checks on the CSV ``text`` (with its header) that :meth:`append` would write."""
+        try:
+            self._checked_rows(text.encode("utf-8"), kinds)
+        except _RowProblem as problem:
+            where = f"first offending prompt_id {problem.prompt_id!r}: " if problem.prompt_id is not None else ""
+            raise RowCheckError(
+                f"{self.scores_path} ({self._system()}): refused to append {len(rows)} row(s): {where}"
+                f"{problem.what}; nothing was written (the {stored} row(s) already stored are unchanged)"
+            ) from problem.__cause__
 
     def __repr__(self) -> str:
         return f"ScoreStore({str(self.path)!r})"
@@ -889,25 +951,47 @@ def _store_of(path: Path) -> ScoreStore:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m allocbias.store record-digests ROOT``: check every table under ROOT and record the content
-    digest of those written before digests existed (``scores.csv`` is never touched); ``check ROOT`` only reads
-    every table (all checks of :meth:`ScoreStore.read`)."""
-    import argparse
+    """``python -m allocbias.store check ROOT``: read every table under ROOT (all checks of
+    :meth:`ScoreStore.read`); ``record-digests ROOT``: the same, and record the content digest of the tables written
+    before digests existed (``scores.csv`` is never touched).
 
-    parser = argparse.ArgumentParser(prog="python -m allocbias.store", description=main.__doc__)
+    Every table is checked, a bad one does not stop the others: each is named with its reason on one line, and
+    the exit status is 1 when any table is bad (0 when all are good, 2 for a bad command line). ``--traceback``
+    adds each failure's Python traceback (for bug reports).
+    """
+    import argparse
+    import traceback
+
+    parser = argparse.ArgumentParser(prog="python -m allocbias.store", description=main.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["record-digests", "check"])
     parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
+    parser.add_argument("--traceback", action="store_true", help="show the Python traceback of each failure")
     args = parser.parse_args(argv)
     if not args.root.is_dir():
         parser.error(f"scores root {args.root} is not a folder")
-    tables = sorted(p.parent for p in args.root.glob(f"*/{SCORES_FILE}"))
+    tables = sorted({p.parent for pattern in (f"*/{SCORES_FILE}", f"*/{PROVENANCE_FILE}")
+                     for p in args.root.glob(pattern)})
+    bad = []
     for path in tables:
-        store = _store_of(path)
-        if args.command == "record-digests" and store.record_digest():
-            print(f"recorded  {path.name}: {store.provenance['content_bytes']} bytes, {len(store)} rows")
-        else:
-            print(f"ok        {path.name}: {len(store.read())} rows")
-    print(f"{len(tables)} table(s) under {args.root}")
+        try:
+            store = _store_of(path)
+            if args.command == "record-digests" and store.record_digest():
+                print(f"recorded  {path.name}: {store.provenance['content_bytes']} bytes, {len(store)} rows")
+            else:
+                print(f"ok        {path.name}: {len(store.read())} rows")
+        except Exception as exc:  # noqa: BLE001  a checker reports every table; --traceback shows the cause
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            if not isinstance(exc, (TableCheckError, ValueError, OSError)):
+                reason = f"{type(exc).__name__}: {reason}"
+            print(f"BAD       {path.name}: {reason}", flush=True)
+            if args.traceback:
+                traceback.print_exc()
+            bad.append(path.name)
+    print(f"{len(tables)} table(s) under {args.root}: {len(tables) - len(bad)} good, {len(bad)} bad")
+    if bad:
+        print(f"bad table(s): {', '.join(bad)}", file=sys.stderr)
+        return 1
     return 0
 
 
