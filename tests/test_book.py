@@ -99,3 +99,22 @@ def test_glued_values_parses_numbers_and_numpy_reprs(tmp_path):
     values = glued_values(path)
     assert values == {"a": 0.25, "b": 0.5, "c": "text", "d": "<Figure size 640x480 with 1 Axes>"}
     assert json.loads(path.read_text())["cells"][0]["outputs"]
+
+
+def test_kernels_run_over_ipc_without_the_unencrypted_tcp_warning(tmp_path, capfd):
+    """The runner (and so every audit report) starts kernels on local IPC sockets: no open TCP port and no
+    "Kernel is running over TCP without encryption" warning printed on every run."""
+    import nbformat
+
+    from allocbias.book import PARAMETERS_MARKER, execute_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(f"{PARAMETERS_MARKER}\nx = 1  # a number", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("print(x * 2)")]
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    execute_notebook(tmp_path / "a.ipynb", tmp_path / "out.ipynb", {"x": 21})
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert out.cells[-1].outputs[0]["text"] == "42\n"
+    captured = capfd.readouterr()
+    assert "without encryption" not in captured.err + captured.out

@@ -565,6 +565,7 @@ def execute_notebook(
         naming the notebook, the failing cell (its position and execution count) and the error.
     """
     import papermill as pm
+    from traitlets.config import Config
     from papermill.exceptions import PapermillExecutionError
 
     notebook, output = Path(notebook), Path(output)
@@ -590,6 +591,8 @@ def execute_notebook(
                 log_output=log_output,
                 progress_bar=False,
                 execution_timeout=timeout,
+                # the kernel talks over local IPC sockets, not TCP: no unencrypted port, and no Jupyter warning
+                config=Config({"KernelManager": {"transport": "ipc"}}),
             )
         if stamp is not None:
             executed = _read_notebook(partial)

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks instead of one-line errors")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144,book,store}")
 
     audit = sub.add_parser(
         "audit", help="score one model on the study's prompts and write a self-contained HTML report",
