@@ -36,13 +36,18 @@ __all__ = [
     "METRICS",
     "RealScoreFindings",
     "boundary_tie_share",
+    "choice_phrase",
     "control_verdict",
+    "floor_phrase",
     "lead_phrase",
+    "name_labels",
     "ndcg_phrase",
+    "ndcg_with_random",
     "pooled_selection_rates",
     "real_scores_findings",
     "reference_tie_share",
     "survival_counts",
+    "survival_phrase",
 ]
 
 #: The score-level bias metrics the paper's Table 1 compares, in its order.
@@ -51,11 +56,15 @@ METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
 METRIC_NAMES: Mapping[str, str] = {"rabbi": "RABBI", "avg_gap": "δ", "jsd": "JSD", "emd": "EMD"}
 #: Data set labels, in the chapter's order.
 DATASET_LABELS: Mapping[str, str] = {
-    "lippens": "Lippens (gpt-3.5, 1,920 vacancies)",
-    "recinq": "re-cinq (11 models, first names)",
-    "recinq_placebo": "re-cinq placebo vs placebo",
-    "jderbysh": "jderbysh (gpt-3.5 and gpt-5.1)",
+    "lippens": "Lippens: vacancies",
+    "recinq": "re-cinq: first names",
+    "recinq_placebo": "re-cinq: placebo edits",
+    "jderbysh": "jderbysh: names × résumés",
 }
+#: re-cinq's reference placebo: the résumé with one blank line added (the edit closest to no edit at all).
+PLACEBO_REFERENCE = "noop-whitespace"
+#: re-cinq's prompt-lab reference: the unchanged résumé.
+PROMPT_LAB_REFERENCE = "baseline"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -329,23 +338,108 @@ def lead_phrase(table: pd.DataFrame, *, first: str = "rabbi", second: str = "avg
     return f"{ins}, and {held}"
 
 
-def ndcg_phrase(ndcg: float, random_mean: float, random_hi: float | None = None, *, what: str = "the models") -> str:
-    """NDCG of a metric's fairness ranking against a random ordering's, in words.
+def ndcg_phrase(ndcg: float, random_mean: float, share_at_least: float, *, what: str = "the models",
+                level: float = 0.05) -> str:
+    """NDCG of a metric's fairness ranking against a random ordering's, in words. ``share_at_least`` is the share
+    of random orderings (averaged as the metric's NDCG is) that reach the metric's NDCG; at most ``level`` reads as
+    better than chance.
 
-    >>> ndcg_phrase(0.62, 0.5, 0.9, what="the 11 models")
-    'ranks the 11 models no better than a random ordering would by chance (NDCG 0.62 against 0.50 on average)'
-    >>> ndcg_phrase(0.95, 0.5, 0.9)
-    'ranks the models better than a random ordering (NDCG 0.95 against 0.50 on average)'
+    >>> ndcg_phrase(0.62, 0.5, 0.30, what="the 11 models")
+    'ranks the 11 models no better than chance (NDCG 0.62; a random ordering: 0.50 on average, and 30% of random orderings do as well)'
+    >>> ndcg_phrase(0.95, 0.5, 0.001)
+    'ranks the models better than chance (NDCG 0.95; a random ordering: 0.50 on average, and 0.1% of random orderings do as well)'
     """
-    for name, value in (("ndcg", ndcg), ("random_mean", random_mean)):
+    for name, value in (("ndcg", ndcg), ("random_mean", random_mean), ("share_at_least", share_at_least)):
         if value is None or not np.isfinite(float(value)):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
-    tail = f"(NDCG {_fmt(ndcg)} against {_fmt(random_mean)} on average)"
-    if random_hi is not None and ndcg <= random_hi:
-        return f"ranks {what} no better than a random ordering would by chance {tail}"
-    if ndcg > random_mean:
-        return f"ranks {what} better than a random ordering {tail}"
-    return f"ranks {what} no better than a random ordering {tail}"
+    share = f"{share_at_least:.0%}" if share_at_least >= 0.01 or share_at_least == 0 else f"{share_at_least:.1%}"
+    tail = (f"(NDCG {_fmt(ndcg)}; a random ordering: {_fmt(random_mean)} on average, and {share} of random orderings "
+            "do as well)")
+    verdict = "better than chance" if share_at_least <= level else "no better than chance"
+    return f"ranks {what} {verdict} {tail}"
+
+
+def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") -> str:
+    """The counts of :func:`survival_counts` in one sentence.
+
+    >>> survival_phrase({"rows": 36, "in_sample": 30, "beats_null": 2, "held_out": 1, "all_three": 0})
+    'of the 36 correlations, 30 are positive in-sample, 2 exceed the permutation null and 1 stays positive held out; none passes all three'
+    >>> survival_phrase({"rows": 4, "in_sample": 4, "beats_null": 4, "held_out": 4, "all_three": 4}, what="rows")
+    'of the 4 rows, all 4 are positive in-sample, all 4 exceed the permutation null and all 4 stay positive held out; all 4 pass all three'
+    """
+    for key in ("rows", "in_sample", "beats_null", "held_out", "all_three"):
+        if key not in counts:
+            raise ValueError(f"counts lacks {key!r}")
+    n = int(counts["rows"])
+
+    def part(value: int, one: str, many: str) -> str:
+        value = int(value)
+        if value == n and n > 1:
+            return f"all {n} {many}"
+        if value == 0:
+            return f"none {one}"
+        return f"{value} {one if value == 1 else many}"
+
+    head = (f"of the {n} {what}, {part(counts['in_sample'], 'is positive in-sample', 'are positive in-sample')}, "
+            f"{part(counts['beats_null'], 'exceeds the permutation null', 'exceed the permutation null')} and "
+            f"{part(counts['held_out'], 'stays positive held out', 'stay positive held out')}")
+    return f"{head}; {part(counts['all_three'], 'passes all three', 'pass all three')}"
+
+
+def floor_phrase(names: Mapping[str, float], placebo: Mapping[str, float], *, metric: str = "rabbi") -> str:
+    """Set a metric's in-sample r on real groups beside its r on placebo groups (irrelevant edits), in words: the
+    names' r is "no stronger" when it lies within the placebo r's confidence interval or below it.
+
+    >>> floor_phrase({"r": 0.60}, {"r": 0.55, "r_lo": 0.45, "r_hi": 0.64})
+    'RABBI correlates with ΔDP at r = 0.60 across the names and at r = 0.55 across placebo edits that change nothing relevant: no stronger than the floor'
+    >>> floor_phrase({"r": 0.80}, {"r": 0.40, "r_lo": 0.30, "r_hi": 0.50}).endswith("above the floor")
+    True
+    """
+    for side, row, keys in (("names", names, ("r",)), ("placebo", placebo, ("r", "r_lo", "r_hi"))):
+        for key in keys:
+            if key not in row or not np.isfinite(float(row[key])):
+                raise ValueError(f"{side} needs a finite {key!r}")
+    verdict = "no stronger than the floor" if names["r"] <= placebo["r_hi"] else "above the floor"
+    return (f"{METRIC_NAMES.get(metric, metric)} correlates with ΔDP at r = {_fmt(names['r'])} across the names and "
+            f"at r = {_fmt(placebo['r'])} across placebo edits that change nothing relevant: {verdict}")
+
+
+def choice_phrase(table: pd.DataFrame) -> str:
+    """What the controls leave for choosing a bias metric, from one row per (data set, metric) at one k: the
+    metrics whose correlation passes all three checks (positive in-sample, above the null, held out) in every
+    data set, in some, or in none.
+
+    >>> t = pd.DataFrame({"data set": ["a", "a", "b", "b"], "metric": ["rabbi", "avg_gap"] * 2,
+    ...                   "r": [0.6, 0.6, 0.5, 0.1], "r_lo": [0.5, 0.5, 0.4, -0.1], "null_hi": [0.2] * 4,
+    ...                   "heldout_lo": [0.1, 0.1, 0.1, -0.1]})
+    >>> choice_phrase(t)
+    'RABBI passes all three checks in every data set, δ in 1 of 2'
+    >>> choice_phrase(t.assign(heldout_lo=[0.1, -0.1, -0.1, -0.1]))
+    'RABBI passes all three checks in 1 of 2 data sets; δ in none: no metric survives the controls in every data set, so these data give no reason to prefer one metric to another for predicting selection-rate gaps'
+    >>> choice_phrase(t.assign(heldout_lo=-0.1))
+    'no metric passes all three checks in any data set, so these data cannot rank the metrics by how well they predict the selection-rate gap'
+    """
+    _require(table, ["data set", "metric", "r", "r_lo", "null_hi", "heldout_lo"], "table")
+    ok = (table["r_lo"] > 0) & (table["r"] > table["null_hi"]) & (table["heldout_lo"] > 0)
+    n_sets = int(table["data set"].nunique())
+    passed = ok.groupby(table["metric"], sort=False).sum()
+    if passed.sum() == 0:
+        return ("no metric passes all three checks in any data set, so these data cannot rank the metrics by how "
+                "well they predict the selection-rate gap")
+    parts = []
+    for metric, count in passed.sort_values(ascending=False, kind="mergesort").items():
+        name = METRIC_NAMES.get(metric, metric)
+        if count == n_sets:
+            parts.append(f"{name} passes all three checks in every data set" if not parts else f"{name} in every one")
+        elif count:
+            parts.append(f"{name} passes all three checks in {count} of {n_sets} data sets" if not parts
+                         else f"{name} in {count} of {n_sets}")
+    none = [METRIC_NAMES.get(m, m) for m, c in passed.items() if c == 0]
+    tail = f"; {', '.join(none)} in none" if none else ""
+    if passed.max() < n_sets:
+        tail += (": no metric survives the controls in every data set, so these data give no reason to prefer one "
+                 "metric to another for predicting selection-rate gaps")
+    return ", ".join(parts) + tail
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -426,43 +520,52 @@ def _with_key(frame: pd.DataFrame, name: str, columns: Sequence[str]) -> pd.Data
     return out
 
 
-def draw_points(candidates: pd.DataFrame, *, reference: Hashable, k: Sequence[int], by: Sequence[str],
-                group: str = "group", score: str = "score", metric_names: Sequence[str] = METRICS) -> pd.DataFrame:
-    """Table 1's points for the one-draw-per-group design: per (``by`` cell, group != reference, k) the bias metrics
-    of the group's scores against the reference's (:func:`allocbias.metrics.bias_table`) and the exact ΔDP
-    (:func:`allocbias.selection.exact_draw_rates`, :func:`~allocbias.selection.exact_gaps`).
+def name_labels(frame: pd.DataFrame) -> pd.Series:
+    """re-cinq's first-name variants as readable group labels: the name, and the group it signals when the table
+    gives one (``firstName_wei-chen`` in group ``East Asian`` becomes ``Wei Chen (East Asian)``).
 
-    >>> c = pd.DataFrame({"job": "j", "group": ["A", "A", "B", "B"], "score": [3, 1, 2, 2]})
-    >>> draw_points(c, reference="A", k=[1], by=["job"])[["group", "k", "rabbi", "dDP"]].to_dict("records")
-    [{'group': 'B', 'k': 1, 'rabbi': 0.0, 'dDP': 0.0}]
+    >>> name_labels(pd.DataFrame({"variant": ["firstName_wei-chen", "Jo Doe"], "group": ["East Asian", "Jo Doe"]}))
+    0    Wei Chen (East Asian)
+    1                   Jo Doe
+    Name: group, dtype: object
     """
-    by = list(by)
-    bias = metrics.bias_table(candidates, score, group, reference, by=by)
-    rates = selection.exact_draw_rates(candidates, k=list(k), group=group, score=score, by=by)
-    gaps = selection.exact_gaps(rates, reference=reference, group=group)
-    gaps = gaps[gaps[group] != reference][[*by, group, "k", "dDP"]]
-    return bias[[*by, group, *metric_names]].merge(gaps, on=[*by, group], validate="one_to_many")
+    _require(frame, ["variant", "group"], "frame")
+    name = frame["variant"].astype(str).str.removeprefix("firstName_").str.replace("-", " ").str.title()
+    group = frame["group"].astype(str)
+    return pd.Series(np.where(name == group, name, name + " (" + group + ")"), index=frame.index, name="group",
+                     dtype=object)
 
 
 def ndcg_with_random(points: pd.DataFrame, *, model: str, subtask: str, metric_names: Sequence[str] = METRICS,
-                     seed: int = 0) -> pd.DataFrame:
+                     seed: int = 0, n_draws: int = 4000) -> pd.DataFrame:
     """NDCG@n of each metric's fairness ranking of the ``model`` values against the ideal ranking by ΔDP (averaged
-    over ``subtask``, :func:`allocbias.validity.ndcg_table`), per k, beside a random ordering's: its expected NDCG
-    and the 95th percentile of its NDCG over orderings (:func:`~allocbias.validity.random_ndcg_values`).
+    over ``subtask``, :func:`allocbias.validity.ndcg_table`), per k, beside a random ordering's.
+
+    The random baseline is the same average over the same number of subtasks of independent random orderings: its
+    expectation (:func:`~allocbias.validity.expected_random_ndcg`), its 95th percentile and the share of such
+    averages at least as high as the metric's NDCG (a one-sided chance level). With one subtask the distribution is
+    that of one ordering (:func:`~allocbias.validity.random_ndcg_values`, exact up to 8 models); with more, the
+    average of ``n_subtasks`` values drawn from it, ``n_draws`` times (``numpy.random.default_rng(seed)``).
 
     >>> pts = pd.DataFrame({"job": "j", "model": ["m1", "m2", "m3"], "k": 1, "group": "B",
     ...                     "rabbi": [0.1, 0.2, 0.3], "dDP": [0.05, 0.1, 0.2]})
-    >>> ndcg_with_random(pts, model="model", subtask="job", metric_names=["rabbi"])[["n", "ndcg"]].to_dict("list")
-    {'n': [1, 2, 3], 'ndcg': [1.0, 1.0, 1.0]}
+    >>> t = ndcg_with_random(pts, model="model", subtask="job", metric_names=["rabbi"])
+    >>> t[["n", "ndcg", "share_random_at_least"]].round(3).to_dict("list")
+    {'n': [1, 2, 3], 'ndcg': [1.0, 1.0, 1.0], 'share_random_at_least': [0.333, 0.167, 0.167]}
     """
+    n_draws = _positive_int(n_draws, "n_draws")
     table = validity.ndcg_table(points, list(metric_names), ["dDP"], subtask=subtask, model=model, by=["k"],
                                 qualified_gaps=())
     n_models = int(points[model].nunique())
-    random = {n: validity.random_ndcg_values(n_models, n, seed=seed) for n in sorted(table["n"].unique())}
-    table["random_mean"] = [validity.expected_random_ndcg(n_models, int(n)) for n in table["n"]]
-    table["random_p95"] = [float(np.quantile(random[int(n)], 0.95)) for n in table["n"]]
-    table["share_random_at_least"] = [float((random[int(n)] >= v - 1e-12).mean())
-                                      for n, v in zip(table["n"], table["ndcg"])]
+    rng = np.random.default_rng(seed)
+    chance: dict[tuple[int, int], np.ndarray] = {}
+    for n, n_sub in sorted(set(zip(table["n"].astype(int), table["n_subtasks"].astype(int)))):
+        values = validity.random_ndcg_values(n_models, n, seed=seed)
+        chance[(n, n_sub)] = values if n_sub == 1 else rng.choice(values, size=(n_draws, n_sub)).mean(axis=1)
+    keys = list(zip(table["n"].astype(int), table["n_subtasks"].astype(int)))
+    table["random_mean"] = [validity.expected_random_ndcg(n_models, n) for n, _ in keys]
+    table["random_p95"] = [float(np.quantile(chance[key], 0.95)) for key in keys]
+    table["share_random_at_least"] = [float((chance[key] >= v - 1e-12).mean()) for key, v in zip(keys, table["ndcg"])]
     table["n_models"] = n_models
     return table
 
@@ -534,9 +637,8 @@ def real_scores_findings(
         from .. import public_scores
 
         references = {"lippens": public_scores.LIPPENS_REFERENCE, "recinq": public_scores.RECINQ_REFERENCE,
-                      "jderbysh": public_scores.JDERBYSH_REFERENCE,
-                      "recinq_placebo": public_scores.RECINQ_PLACEBO_REFERENCE,
-                      "prompt_lab": public_scores.RECINQ_PROMPT_LAB_REFERENCE}
+                      "jderbysh": public_scores.JDERBYSH_REFERENCE, "recinq_placebo": PLACEBO_REFERENCE,
+                      "prompt_lab": PROMPT_LAB_REFERENCE}
     return _findings(frames, references, k_max=k_max, n_perm=n_perm, n_splits=n_splits, n_boot=n_boot, seed=seed,
                      metric_names=metric_names)
 
@@ -602,30 +704,33 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     _require(rc_all, ["model", "job", "variant", "axis", "run", "group", "placebo", "score", "valid"],
              "the re-cinq results table")
     rc_valid = rc_all[rc_all["valid"].astype(bool)]
-    names = _with_key(rc_valid[rc_valid["axis"] == "firstName"], "system", ["model", "job"])
+    names = rc_valid[rc_valid["axis"] == "firstName"]
+    reference_rows = names[names["variant"] == references["recinq"]]
+    if reference_rows.empty:
+        raise ValueError(f"the re-cinq table has no valid row of the reference variant {references['recinq']!r}")
+    names_reference = name_labels(reference_rows.head(1)).iloc[0]
+    names = names.assign(group=name_labels(names))
     counts.append(_counts_row("recinq", rc_all[rc_all["axis"] == "firstName"], names, "model", None)
                   | {"pools": int(names.groupby(["model", "job", "run"]).ngroups)})
     rc_ks = _ks(int(names["group"].nunique()), k_max)
-    t, p = _controls("recinq", names, gap="dDP", reference=references["recinq"], k=rc_ks, design="draws",
-                     system="system", pool="run", **control)
+    t, p = _controls("recinq", names, gap="dDP", reference=names_reference, k=rc_ks, design="draws",
+                     system=["model", "job"], pool="run", **control)
     tables.append(t)
     points.append(p)
-    tie = reference_tie_share(names, reference=references["recinq"], by=["model", "job"])
+    tie = reference_tie_share(names, reference=names_reference, by=["model", "job"])
     ties.append({"data set": DATASET_LABELS["recinq"],
                  "reference pairs tied": float(tie["tied"].sum() / tie["pairs"].sum())})
     shapes.append(_shapes("recinq", names, "model"))
-    rc_points = draw_points(names, reference=references["recinq"], k=rc_ks, by=["model", "job"],
-                            metric_names=metric_names)
-    ndcg.append(ndcg_with_random(rc_points, model="model", subtask="job", metric_names=metric_names, seed=seed)
-                .assign(ranking="re-cinq: 11 models"))
+    ndcg.append(ndcg_with_random(p, model="model", subtask="job", metric_names=metric_names, seed=seed)
+                .assign(ranking=f"re-cinq: {names['model'].nunique()} models", among="models"))
 
     # re-cinq placebo against placebo: the empirical floor
-    placebo = _with_key(rc_valid[rc_valid["placebo"].astype(bool)], "system", ["model", "job"])
+    placebo = rc_valid[rc_valid["placebo"].astype(bool)]
     counts.append(_counts_row("recinq_placebo", rc_all[rc_all["placebo"].astype(bool)], placebo, "model", None)
                   | {"pools": int(placebo.groupby(["model", "job", "run"]).ngroups)})
     pl_ks = _ks(int(placebo["group"].nunique()), k_max)
     t, p = _controls("recinq_placebo", placebo, gap="dDP", reference=references["recinq_placebo"], k=pl_ks,
-                     design="draws", system="system", pool="run", **control)
+                     design="draws", system=["model", "job"], pool="run", **control)
     tables.append(t)
     points.append(p)
 
@@ -634,20 +739,21 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     _require(lab_all, ["strategy", "model", "job", "group", "score", "valid"], "the re-cinq prompt-lab table")
     lab = _with_key(lab_all[lab_all["valid"].astype(bool)], "subtask", ["model", "job"])
     lab_ks = _ks(int(lab["group"].nunique()), k_max)
-    lab_points = draw_points(lab, reference=references["prompt_lab"], k=lab_ks, by=["strategy", "subtask"],
-                             metric_names=metric_names)
+    _, lab_points = _controls("prompt_lab", lab, gap="dDP", reference=references["prompt_lab"], k=lab_ks,
+                              design="draws", system=["strategy", "subtask"], pool="run", **control)
     ndcg.append(ndcg_with_random(lab_points, model="strategy", subtask="subtask", metric_names=metric_names,
-                                 seed=seed).assign(ranking="re-cinq prompt lab: 6 strategies"))
+                                 seed=seed).assign(ranking=f"re-cinq prompt lab: {lab['strategy'].nunique()} strategies",
+                                                   among="strategies"))
 
     # jderbysh: system = model x job, one draw per race x sex group among its résumés; qualified = matched résumé
     jd_all = frames["jderbysh"]
     _require(jd_all, ["model", "job", "group", "qualified", "score", "valid"], "the jderbysh table")
-    jd = _with_key(jd_all[jd_all["valid"].astype(bool)], "system", ["model", "job"])
-    counts.append(_counts_row("jderbysh", jd_all, jd, "model", None) | {"pools": int(jd["system"].nunique())})
+    jd = jd_all[jd_all["valid"].astype(bool)]
+    counts.append(_counts_row("jderbysh", jd_all, jd, "model", None) | {"pools": int(jd.groupby(["model", "job"]).ngroups)})
     jd_ks = _ks(int(jd["group"].nunique()), k_max)
     for gap in ("dDP", "dEO"):
         t, p = _controls("jderbysh", jd, gap=gap, reference=references["jderbysh"], k=jd_ks, design="draws",
-                         system="system", pool="resume", qualified="qualified", **control)
+                         system=["model", "job"], pool="resume", qualified="qualified", **control)
         tables.append(t)
         points.append(p)
     tie = reference_tie_share(jd, reference=references["jderbysh"], by=["model", "job"])
@@ -658,32 +764,89 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     table = pd.concat(tables, ignore_index=True)
     all_points = pd.concat(points, ignore_index=True)
     ndcg_table = pd.concat(ndcg, ignore_index=True)
-    scalars, phrases = _scalars_and_phrases(table, rates, ll, ties, ndcg_table, lip_all, lip, rc_all, references)
+    counts_table = pd.DataFrame(counts)
+    scalars, phrases = _scalars_and_phrases(table, rates, ll, ties, ndcg_table, counts_table, lip_all, lip, rc_all,
+                                            references)
     return RealScoreFindings(
-        counts=pd.DataFrame(counts), validity=table, points=all_points, lippens_rates=rates, lippens_ll144=ll,
+        counts=counts_table, validity=table, points=all_points, lippens_rates=rates, lippens_ll144=ll,
         ties=pd.DataFrame(ties), ndcg=ndcg_table, shapes=pd.concat(shapes, ignore_index=True), scalars=scalars,
         phrases=phrases,
         parameters={"k_max": k_max, "n_perm": n_perm, "n_splits": n_splits, "n_boot": n_boot, "seed": seed,
                     "metrics": list(metric_names)})
 
 
-def _scalars_and_phrases(table, rates, ll, ties, ndcg_table, lip_all, lip, rc_all, references):
+def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFrame, ties: list[dict], ndcg: pd.DataFrame,
+                         counts: pd.DataFrame, lip_all: pd.DataFrame, lip: pd.DataFrame, rc_all: pd.DataFrame,
+                         references: Mapping[str, Hashable]) -> tuple[dict[str, Any], dict[str, str]]:
     ref = references["lippens"]
     at_1 = rates[(rates["k"] == 1) & (rates["group"] != ref)]
     low = at_1.loc[at_1["impact_ratio"].idxmin()]
-    rabbi, delta = _row(table, "lippens", "rabbi", 1), _row(table, "lippens", "avg_gap", 1)
     scalars: dict[str, Any] = {
         "lippens_n_scores": int(len(lip_all)),
         "lippens_n_pools": int(lip["vacancy_id"].nunique()),
+        "lippens_n_job_types": int(lip["job_type"].nunique()),
+        "lippens_n_flagged": int(len(lip_all) - len(lip)),
         "lippens_min_ir_k1": float(low["impact_ratio"]),
         "lippens_min_ir_k1_group": str(low["group"]),
-        "lippens_r_rabbi_k1": float(rabbi["r"]),
-        "lippens_r_delta_k1": float(delta["r"]),
-        "lippens_null_r_rabbi_k1": float(rabbi["null_mean"]),
-        "lippens_heldout_r_rabbi_k1": float(rabbi["heldout_mean"]),
-        "lippens_gap_reliability_k1": float(rabbi["reliability"]),
+        "lippens_min_ir_k1_low": float(low["ir_low"]),
+        "lippens_min_ir_k1_high": float(low["ir_high"]),
+        "lippens_n_ir_below_08_k1": int((at_1["impact_ratio"] < 0.8).sum()),
+        "lippens_n_ir_ci_below_1_k1": int((at_1["ir_high"] < 1.0).sum()),
+        "lippens_tie_ref_share": float(ties[0]["reference pairs tied"]),
+        "lippens_ll144_n_flagged": int(ll.loc[ll["category"] == "origin × sex", "four_fifths"].sum()),
+        "lippens_ll144_comparator": str(ll.loc[(ll["category"] == "origin × sex") & ll["comparator"], "group"].iloc[0]),
+        "lippens_boundary_tie_k1": float(ties[0]["boundary tied at k = 1"]),
         "recinq_n_models": int(rc_all["model"].nunique()),
         "recinq_n_results": int(len(rc_all)),
+        "recinq_n_flagged": int((~rc_all["valid"].astype(bool)).sum()),
+        "recinq_n_jobs": int(rc_all["job"].nunique()),
+        "recinq_tie_ref_share": float(ties[1]["reference pairs tied"]),
     }
-    phrases: dict[str, str] = {}
+    for dataset, prefix in (("lippens", "lippens"), ("recinq", "recinq"), ("recinq_placebo", "placebo"),
+                            ("jderbysh", "jderbysh")):
+        for metric, short in (("rabbi", "rabbi"), ("avg_gap", "delta"), ("jsd", "jsd"), ("emd", "emd")):
+            if metric not in set(table["metric"]):
+                continue
+            row = _row(table, dataset, metric, 1)
+            scalars[f"{prefix}_r_{short}_k1"] = float(row["r"])
+            scalars[f"{prefix}_null_r_{short}_k1"] = float(row["null_mean"])
+            scalars[f"{prefix}_null_hi_{short}_k1"] = float(row["null_hi"])
+            scalars[f"{prefix}_heldout_r_{short}_k1"] = float(row["heldout_mean"])
+        row = _row(table, dataset, table["metric"].iloc[0], 1)
+        scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
+        scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
+    eo = _row(table, "jderbysh", table["metric"].iloc[0], 1, gap="dEO")
+    scalars["jderbysh_eo_r_k1"] = float(eo["r"])
+    scalars["jderbysh_eo_heldout_r_k1"] = float(eo["heldout_mean"])
+    scalars["jderbysh_eo_reliability_k1"] = float(eo["reliability"])
+    jd = counts[counts["data set"] == DATASET_LABELS["jderbysh"]].iloc[0]
+    scalars["jderbysh_n_scores"] = int(jd["rows"])
+    scalars["jderbysh_n_flagged"] = int(jd["flagged"])
+    first_metric = "rabbi" if "rabbi" in set(ndcg["metric"]) else str(ndcg["metric"].iloc[0])
+    for among, prefix in (("models", "ndcg_models"), ("strategies", "ndcg_lab")):
+        one = ndcg[(ndcg["among"] == among) & (ndcg["k"] == 1) & (ndcg["n"] == 1) & (ndcg["metric"] == first_metric)]
+        scalars[f"{prefix}_n1"] = float(one["ndcg"].iloc[0])
+        scalars[f"{prefix}_random_n1"] = float(one["random_mean"].iloc[0])
+        scalars[f"{prefix}_random_p95_n1"] = float(one["random_p95"].iloc[0])
+        scalars[f"{prefix}_chance_n1"] = float(one["share_random_at_least"].iloc[0])
+        scalars[f"{prefix}_n_systems"] = int(one["n_models"].iloc[0])
+
+    main = table[(table["gap"] == "dDP") & (table["data set"] != DATASET_LABELS["recinq_placebo"])]
+    lip_k1 = table[(table["data set"] == DATASET_LABELS["lippens"]) & (table["k"] == 1)]
+    phrases: dict[str, str] = {
+        "lippens_rabbi_verdict_k1": control_verdict(_row(table, "lippens", first_metric, 1)),
+        "survival_all": survival_phrase(survival_counts(main), what="correlations (data set × metric × k)"),
+        "survival_k1": survival_phrase(survival_counts(main[main["k"] == 1]), what="correlations at k = 1"),
+        "choice_k1": choice_phrase(main[main["k"] == 1]),
+        "ndcg_models_phrase": ndcg_phrase(scalars["ndcg_models_n1"], scalars["ndcg_models_random_n1"],
+                                          scalars["ndcg_models_chance_n1"],
+                                          what=f"the {scalars['ndcg_models_n_systems']} models"),
+        "ndcg_lab_phrase": ndcg_phrase(scalars["ndcg_lab_n1"], scalars["ndcg_lab_random_n1"],
+                                       scalars["ndcg_lab_chance_n1"],
+                                       what=f"the {scalars['ndcg_lab_n_systems']} prompting strategies"),
+    }
+    if {"rabbi", "avg_gap"} <= set(lip_k1["metric"]):
+        phrases["lippens_lead_k1"] = lead_phrase(lip_k1)
+    names, placebo = _row(table, "recinq", first_metric, 1), _row(table, "recinq_placebo", first_metric, 1)
+    phrases["placebo_floor"] = floor_phrase(names, placebo, metric=first_metric)
     return scalars, phrases
