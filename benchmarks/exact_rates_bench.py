@@ -12,7 +12,10 @@ draw per group per pool (the paper's design).
   and the time needed from a line ``a + b R`` through the two measured times (a fixed cost per call plus a
   cost per round; simulating that many rounds at once would need gigabytes of pool indices).
 
-Prints the seconds of each and the ratio (Monte Carlo at equal accuracy / exact). Times are the best of
+Prints the seconds of each and the ratio (Monte Carlo at equal accuracy / exact). Then times
+:func:`allocbias.validity.validity_controls` on the same scores read as fixed pools (each stratum a system,
+each block of one candidate per group a pool, as one vacancy of the Lippens audit): 200 permutations and 50
+split halves, k = 1 and 2, all four metrics. Times are the best of
 ``--repeat`` calls. Run: ``nice -n 19 .venv/bin/python benchmarks/exact_rates_bench.py``.
 """
 
@@ -91,6 +94,15 @@ def main() -> None:
     print(f"Monte Carlo rounds per stratum for a root-mean-square error of {args.target:g}: {needed:,.0f}, "
           f"about {t_mc:.1f} s")
     print(f"ratio Monte Carlo at equal accuracy / exact: {t_mc / t_exact:,.0f}x")
+
+    from allocbias.validity import validity_controls
+
+    pools = cands.assign(pool=np.tile(np.repeat(np.arange(args.per_group), 1), args.strata * args.groups))
+    pools["pool"] = pools.groupby(["stratum", "group"]).cumcount()
+    t_controls, res = best_time(lambda: validity_controls(pools, reference=reference, k=ks, n_perm=200, n_splits=50,
+                                                          system="stratum"), 1)
+    print(f"validity_controls, fixed pools of {args.groups}, {len(res.points) // len(ks):,} points, 200 permutations, "
+          f"50 splits, k = {ks}: {t_controls:.1f} s")
 
 
 if __name__ == "__main__":

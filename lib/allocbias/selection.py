@@ -913,53 +913,82 @@ def _draw_tables(values: np.ndarray, group_codes: np.ndarray, n_groups: int) -> 
 
 
 def draw_selection_probabilities(shares: np.ndarray, ks: Sequence[int]) -> np.ndarray:
-    """Exact selection probability at every value for one draw per group: shape (..., K, G, S).
+    r"""Exact selection probability at every value for one draw per group: shape (..., K, G, S).
 
     ``shares[..., h, j]`` is the probability that group ``h``'s draw takes the ``j``-th smallest value of the
-    stratum's grid (rows sum to 1). For a candidate of group ``g`` at value ``j``, each other group ``h``
-    independently lands strictly above (``a_hj = sum_{j' > j} shares[h, j']``), tied (``t_hj``) or below;
-    the number ``M`` of others above and ``T`` of others tied follow the product of these trinomials, built
-    group by group (a dynamic programme over groups, vectorised over values, targets and leading axes;
-    ``M`` capped at ``max(k)``, where no seat is left), and
+    stratum's grid (rows sum to 1; a row of zeros is a group that is left out). For a candidate of group ``g``
+    at value ``j``, each other group ``h`` independently lands strictly above (``a_hj = sum_{j' > j}
+    shares[h, j']``), tied (``t_hj = shares[h, j]``) or below. With ``M`` others above and ``T`` tied, uniform
+    random tie-breaking selects the candidate with probability ``clip((k - M) / (T + 1), 0, 1)``, the
+    expectation over the product of the others' trinomials.
 
-    .. math:: P(\\text{selected} \\mid g, j) = \\sum_{M, T} P_g(M, T \\mid j)\\,
-              \\operatorname{clip}\\left(\\frac{k - M}{T + 1}, 0, 1\\right).
+    Computed without enumerating ``T``: a uniform tie-break key ``v`` for the candidate makes each other group
+    beat it independently with probability ``q_h(v) = a_hj + t_hj (1 - v)`` (a tied rival wins when its own key
+    is larger), so
+
+    .. math:: P(\text{selected} \mid g, j) = \int_0^1 P\Big(\sum_{h \ne g} B_h(v) < k\Big)\, dv,
+              \qquad B_h(v) \sim \text{Bernoulli}(q_h(v)),
+
+    and the integrand is a polynomial in ``v`` of degree at most the number of groups tied at ``j``, integrated
+    exactly by Gauss–Legendre quadrature. The count of others above is a dynamic programme over groups (its
+    distribution truncated at ``max(k)``), run forwards and backwards once so that leaving out the target group
+    is one convolution of a prefix and a suffix, evaluated for the groups present at each value (elsewhere the
+    result is 0: no candidate sits there); everything is vectorised over values, nodes and leading axes.
 
     >>> draw_selection_probabilities(np.array([[0.5, 0.5], [0.5, 0.5]]), [1]).round(3).tolist()
     [[[0.25, 0.75], [0.25, 0.75]]]
+    >>> draw_selection_probabilities(np.array([[1.0, 0.0], [0.0, 1.0]]), [1]).tolist()  # 0 where no candidate
+    [[[0.0, 0.0], [0.0, 1.0]]]
     """
     shares = np.asarray(shares, dtype=float)
     lead, (n_groups, n_values) = shares.shape[:-2], shares.shape[-2:]
     ks = list(ks)
-    m_dim = min(max(ks), n_groups - 1) + 1
-    # others tied at a value never exceed the groups present there (minus the target, if it is present)
+    m_dim = min(max(ks), n_groups)  # counts 0 .. max(k) - 1 decide every quota
     present = (shares > 0).sum(axis=-2)
-    t_dim = int(max(1, present.max())) if present.size else 1
+    n_tied = max(1, int(present.max()) if present.size else 1)  # degree of the integrand in v is at most n_tied - 1
+    nodes, node_w = np.polynomial.legendre.leggauss(max(1, (n_tied + 1) // 2))
+    v, node_w = (nodes + 1.0) / 2.0, node_w / 2.0
     flat = shares.reshape(-1, n_groups, n_values)
     above = np.cumsum(flat[..., ::-1], axis=-1)[..., ::-1] - flat  # strictly above value j
+    shares_present = flat > 0
     out = np.empty((flat.shape[0], len(ks), n_groups, n_values))
-    per_item = n_groups * n_values * m_dim * t_dim
+    per_item = 2 * (n_groups + 1) * n_values * v.size * m_dim
     step = max(1, _DP_BLOCK // max(per_item, 1))
-    eye = np.eye(n_groups, dtype=bool)[:, :, None]  # (target, other, 1)
-    m_idx = np.arange(m_dim)[:, None]
-    t_idx = np.arange(t_dim)[None, :]
-    weights = np.stack([np.clip((kk - m_idx) / (t_idx + 1.0), 0.0, 1.0) * (m_idx < kk) for kk in ks])  # (K, M, T)
+    kk = np.array(ks)
     for start in range(0, flat.shape[0], step):
         stop = min(flat.shape[0], start + step)
-        a_all, t_all = above[start:stop], flat[start:stop]
-        state = np.zeros((stop - start, n_groups, n_values, m_dim, t_dim))
-        state[..., 0, 0] = 1.0
-        for h in range(n_groups):  # loop over the other groups; vectorised over batch, targets and values
-            a = np.where(eye[:, h], 0.0, a_all[:, None, h, :])[..., None, None]  # (B, target, S, 1, 1)
-            t = np.where(eye[:, h], 0.0, t_all[:, None, h, :])[..., None, None]
-            b = 1.0 - a - t
-            new = b * state
-            new[..., 1:, :] += a * state[..., :-1, :]
-            new[..., -1, :] += a[..., 0, :] * state[..., -1, :]  # M >= max(k): absorbing
-            new[..., :, 1:] += t * state[..., :, :-1]
-            new[..., :, -1] += t[..., 0] * state[..., :, -1]  # never reached where the target's share is positive
-            state = new
-        out[start:stop] = np.einsum("bgsmt,kmt->bkgs", state, weights)
+        # q[b, h, j, node]: group h's draw beats a candidate at value j with tie-break key v[node]
+        q = above[start:stop, :, :, None] + flat[start:stop, :, :, None] * (1.0 - v)
+        shape = (stop - start, n_values, v.size, m_dim)
+        prefix = np.zeros((n_groups + 1, *shape))
+        prefix[0, ..., 0] = 1.0
+        for h in range(n_groups):  # prefix[h]: count among groups 0..h-1
+            qh = q[:, h, :, :, None]
+            prefix[h + 1] = (1.0 - qh) * prefix[h]
+            prefix[h + 1][..., 1:] += qh * prefix[h][..., :-1]
+        suffix = np.zeros((n_groups + 1, *shape))
+        suffix[n_groups, ..., 0] = 1.0
+        for h in range(n_groups - 1, -1, -1):  # suffix[h]: count among groups h..G-1
+            qh = q[:, h, :, :, None]
+            suffix[h] = (1.0 - qh) * suffix[h + 1]
+            suffix[h][..., 1:] += qh * suffix[h + 1][..., :-1]
+        # leave the target g out: the count among the others is prefix[g] (x) suffix[g + 1], needed only for the
+        # groups present at a value (the others have no candidate there): gather those targets per value
+        targets = np.argsort(shares_present[start:stop] == 0, axis=1, kind="stable")[:, :n_tied, :]  # (B, r, S)
+        valid = np.take_along_axis(shares_present[start:stop], targets, axis=1)
+        index = targets[:, :, :, None, None]
+        pre = np.take_along_axis(prefix[:-1].transpose(1, 0, 2, 3, 4), index, axis=1)  # (B, r, S, node, m)
+        suf = np.take_along_axis(suffix[1:].transpose(1, 0, 2, 3, 4), index, axis=1)
+        dist = np.zeros_like(pre)
+        for i in range(m_dim):
+            dist[..., i:] += pre[..., i : i + 1] * suf[..., : m_dim - i]
+        cdf = np.cumsum(dist, axis=-1)  # P(count <= m)
+        below_k = cdf[..., np.minimum(kk, m_dim) - 1]  # P(count < k): (B, r, S, node, K)
+        below_k = np.where(kk >= n_groups, 1.0, below_k)
+        picked = np.einsum("brsnk,n->bkrs", below_k, node_w) * valid[:, None]
+        block = np.zeros((stop - start, len(ks), n_groups, n_values))
+        np.put_along_axis(block, np.broadcast_to(targets[:, None], picked.shape), picked, axis=2)
+        out[start:stop] = block
     return out.reshape(*lead, len(ks), n_groups, n_values)
 
 

@@ -27,12 +27,18 @@ import pandas as pd
 from scipy import stats
 
 __all__ = [
+    "CONTROL_METRICS",
     "DEFAULT_ABS_GAP",
+    "ValidityControls",
+    "validity_controls",
     "expected_random_ndcg",
     "random_ndcg_values",
     "PearsonResult",
     "fairness_ranking",
     "ndcg_at",
+    "ndcg_controls",
+    "control_words",
+    "order_word",
     "ndcg_table",
     "pearson",
     "rms_over_groups",
@@ -658,3 +664,661 @@ def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int 
     d = 1.0 / np.log2(np.arange(2, n + 2))
     # model m at the ideal position m has relevance n_models - 1 - m; the ideal DCG puts them in order
     return (n_models - 1 - orders[:, :n]).astype(float) @ d / ((n_models - np.arange(1, n + 1)) @ d)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# validity with controls: permutation null, held-out r, split-half reliability
+# --------------------------------------------------------------------------------------------------------------
+#: the metrics :func:`validity_controls` computes from counts (the definitions of :mod:`allocbias.metrics`)
+CONTROL_METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+_DESIGNS = ("pools", "draws")
+_CONTROL_GAPS = ("dDP", "dEO")
+#: elements of a (batch, cell, group, value) count tensor processed at once (bounds memory)
+_COUNT_BLOCK = 1 << 22
+_JSD_BINS = 10
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The candidates in integer codes: cells (systems), groups, pools, value index on each cell's grid."""
+
+    cell: np.ndarray  # (n,) cell code
+    cells: pd.DataFrame  # one row per cell: the cell key columns
+    group: np.ndarray  # (n,) group code
+    groups: list  # group labels, sorted
+    ref: int  # reference group code
+    pool: np.ndarray  # (n,) global pool code
+    pool_cell: np.ndarray  # (n_pools,) cell of each pool
+    value: np.ndarray  # (n,) index on the cell's value grid
+    grid: np.ndarray  # (n_cells, S) sorted distinct values per cell, padded with the cell's largest
+    qualified: np.ndarray | None  # (n,) bool
+    ks: list[int]
+    prob: np.ndarray | None  # (K, n) fixed-pool selection probabilities (design "pools")
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return len(self.cells), len(self.groups), self.grid.shape[1]
+
+
+def _control_layout(
+    candidates: pd.DataFrame,
+    *,
+    reference: Hashable,
+    k: object,
+    design: str,
+    cell_cols: list[str],
+    pool: str,
+    group: str,
+    score: str,
+    qualified: str | None,
+) -> _Layout:
+    from .selection import _exact_inputs, _quota_list, pool_selection_probabilities
+
+    if design not in _DESIGNS:
+        raise ValueError(f"design must be one of {_DESIGNS}, got {design!r}")
+    ks = _quota_list(k)
+    values, mask = _exact_inputs(candidates, [*cell_cols, pool, group], score, qualified)
+    cell = candidates.groupby(cell_cols, sort=True, observed=True).ngroup().to_numpy()
+    first = np.unique(cell, return_index=True)[1]
+    cells = candidates.iloc[first][cell_cols].reset_index(drop=True)
+    group_codes, groups = pd.factorize(candidates[group], sort=True)
+    groups = list(groups)
+    if reference not in groups:
+        raise ValueError(f"reference group {reference!r} is not in column {group!r}; groups are {groups}")
+    if len(groups) < 2:
+        raise ValueError(f"column {group!r} holds one group only ({groups}); nothing to compare with the reference")
+    pool_codes = candidates.groupby([*cell_cols, pool], sort=True, observed=True).ngroup().to_numpy()
+    pool_cell = np.zeros(int(pool_codes.max()) + 1, dtype=np.intp)
+    pool_cell[pool_codes] = cell
+    # each cell's sorted distinct values; value index per candidate
+    order = np.lexsort((values, cell))
+    sv, sc = values[order], cell[order]
+    new = np.ones(sv.size, dtype=bool)
+    new[1:] = (sv[1:] != sv[:-1]) | (sc[1:] != sc[:-1])
+    run = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    first_run_of_cell = run[np.searchsorted(sc, np.arange(len(cells)))]
+    value = np.empty(values.size, dtype=np.intp)
+    value[order] = run - first_run_of_cell[sc]
+    n_values = np.bincount(sc[starts], minlength=len(cells))
+    grid = np.empty((len(cells), int(n_values.max())))
+    grid[sc[starts], value[order][starts]] = sv[starts]
+    pad = np.arange(grid.shape[1])[None, :] >= n_values[:, None]
+    grid[pad] = np.repeat(grid[np.arange(len(cells)), n_values - 1], grid.shape[1] - n_values)
+    prob = pool_selection_probabilities(pool_codes, values, ks) if design == "pools" else None
+    return _Layout(cell, cells, group_codes.astype(np.intp), groups, groups.index(reference), pool_codes, pool_cell,
+                   value, grid, mask, ks, prob)
+
+
+def _count_tensor(lay: _Layout, groups: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Counts (B, cell, group, value) of candidates with labels ``groups`` (B, n), weighted by ``weight`` (B, n)."""
+    n_cells, n_groups, n_values = lay.shape
+    batch = groups.shape[0]
+    base = (lay.cell * n_groups)[None, :] + groups
+    idx = ((np.arange(batch)[:, None] * n_cells * n_groups + base) * n_values + lay.value[None, :]).ravel()
+    size = batch * n_cells * n_groups * n_values
+    return np.bincount(idx, weights=np.broadcast_to(weight, groups.shape).ravel(), minlength=size).reshape(
+        batch, n_cells, n_groups, n_values)
+
+
+def _histogram_bins(grid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """numpy.histogram's bin index of each grid value for ``_JSD_BINS`` equal bins over [lo, hi] (same rounding)."""
+    nb = _JSD_BINS
+    lo_, hi_ = lo[..., None], hi[..., None]
+    same = lo_ == hi_
+    lo_ = np.where(same, lo_ - 0.5, lo_)
+    hi_ = np.where(same, hi_ + 0.5, hi_)
+    edges = lo_[..., None] + (hi_ - lo_)[..., None] * (np.arange(nb + 1) / nb)  # np.linspace
+    edges[..., -1] = hi_  # linspace's endpoint is exact
+    x = np.clip(grid, lo_, hi_)  # values outside [lo, hi] hold no count of either group
+    idx = ((x - lo_) / (hi_ - lo_) * nb).astype(np.intp)
+    idx[idx == nb] -= 1
+    idx = np.clip(idx, 0, nb - 1)
+    left = np.take_along_axis(edges, idx[..., None], axis=-1)[..., 0]
+    idx = np.where(x < left, idx - 1, idx)
+    right = np.take_along_axis(edges, (idx + 1)[..., None], axis=-1)[..., 0]
+    return np.where((x >= right) & (idx != nb - 1), idx + 1, idx)
+
+
+def _metric_tensor(counts: np.ndarray, grid: np.ndarray, ref: int, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    """Every metric of every group against the reference, from counts (B, cell, group, value): (B, cell, group).
+
+    The formulas of :mod:`allocbias.metrics` written on counts over each cell's value grid ``u``:
+    RABBI ``= sum_v C_A(v) [2 C_B(< v) + C_B(v)] / (n_A n_B) - 1``; ``avg_gap = mean_A - mean_B``;
+    EMD ``= sum_v |F_A(u_v) - F_B(u_v)| (u_{v+1} - u_v)``; JSD (base 2) of the two histograms on ten equal
+    bins over the pooled range of A and B (numpy's binning). NaN where a group (or the reference) is absent.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n = counts.sum(-1)
+        cref = counts[:, :, ref : ref + 1, :]
+        n_ref = n[:, :, ref : ref + 1]
+        absent = (n == 0) | (n_ref == 0)
+        out: dict[str, np.ndarray] = {}
+        g = grid[None, :, None, :]
+        if "avg_gap" in metrics:
+            mean = (counts * g).sum(-1) / n
+            out["avg_gap"] = mean - mean[:, :, ref : ref + 1]
+        if "rabbi" in metrics:
+            below = np.cumsum(cref, axis=-1) - cref
+            u = (counts * (2.0 * below + cref)).sum(-1)
+            out["rabbi"] = u / (n * n_ref) - 1.0
+        if "emd" in metrics:
+            cdf = np.cumsum(counts, axis=-1) / n[..., None]
+            cdf_ref = cdf[:, :, ref : ref + 1, :]
+            du = np.diff(grid, axis=-1)[None, :, None, :]
+            out["emd"] = (np.abs(cdf - cdf_ref)[..., :-1] * du).sum(-1)
+        if "jsd" in metrics:
+            both = (counts + cref) > 0
+            any_ = both.any(-1)
+            lo_idx = np.where(any_, np.argmax(both, axis=-1), 0)
+            hi_idx = np.where(any_, both.shape[-1] - 1 - np.argmax(both[..., ::-1], axis=-1), 0)
+            gb = np.broadcast_to(grid[None, :, None, :], counts.shape)
+            lo = np.take_along_axis(gb, lo_idx[..., None], axis=-1)[..., 0]
+            hi = np.take_along_axis(gb, hi_idx[..., None], axis=-1)[..., 0]
+            bins = _histogram_bins(gb, lo, hi)  # (B, cell, group, value)
+            flat = (np.arange(bins[..., 0].size).reshape(bins.shape[:-1])[..., None] * _JSD_BINS + bins).ravel()
+            size = bins[..., 0].size * _JSD_BINS
+            p = np.bincount(flat, weights=counts.ravel(), minlength=size).reshape(*bins.shape[:-1], _JSD_BINS)
+            q = np.bincount(flat, weights=np.broadcast_to(cref, counts.shape).ravel(), minlength=size).reshape(p.shape)
+            p, q = p / n[..., None], q / n_ref[..., None]
+            m = 0.5 * (p + q)
+            from scipy.special import rel_entr
+
+            value = 0.5 * (rel_entr(p, m).sum(-1) + rel_entr(q, m).sum(-1)) / np.log(2.0)
+            out["jsd"] = np.clip(value, 0.0, 1.0)
+        for name in out:
+            out[name] = np.where(absent, np.nan, out[name])
+    return out
+
+
+def _rates(lay: _Layout, groups: np.ndarray, use: np.ndarray, design: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Exact selection rates (B, K, cell, group) over the candidates in ``use`` (B, n) with labels ``groups``;
+    and over the qualified ones. NaN where a group has no candidate (design "draws": the whole cell)."""
+    from .selection import draw_selection_probabilities
+
+    n_cells, n_groups, _ = lay.shape
+    batch = groups.shape[0]
+    w = np.broadcast_to(use, groups.shape).astype(float)
+    wq = w * lay.qualified[None, :] if lay.qualified is not None else None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if design == "pools":
+            idx = (np.arange(batch)[:, None] * n_cells * n_groups + (lay.cell * n_groups)[None, :] + groups).ravel()
+            size = batch * n_cells * n_groups
+            n = np.bincount(idx, weights=w.ravel(), minlength=size)
+            rate = np.stack([np.bincount(idx, weights=(w * p[None, :]).ravel(), minlength=size) / n for p in lay.prob])
+            rate = rate.reshape(len(lay.ks), batch, n_cells, n_groups).transpose(1, 0, 2, 3)
+            rate_q = None
+            if wq is not None:
+                nq = np.bincount(idx, weights=wq.ravel(), minlength=size)
+                rate_q = np.stack([np.bincount(idx, weights=(wq * p[None, :]).ravel(), minlength=size) / nq
+                                   for p in lay.prob])
+                rate_q = rate_q.reshape(len(lay.ks), batch, n_cells, n_groups).transpose(1, 0, 2, 3)
+            return rate, rate_q
+        counts = _count_tensor(lay, groups, w)  # (B, cell, group, value)
+        n = counts.sum(-1, keepdims=True)
+        shares = np.where(n > 0, counts / n, 0.0)
+        f = draw_selection_probabilities(shares, lay.ks)  # (B, cell, K, group, value)
+        missing = (n[..., 0] == 0).any(-1)  # (B, cell): a pool needs every group
+        rate = (shares[:, :, None] * f).sum(-1).transpose(0, 2, 1, 3)
+        rate = np.where(missing[:, None, :, None], np.nan, rate)
+        rate_q = None
+        if wq is not None:
+            cq = _count_tensor(lay, groups, wq)
+            rate_q = ((cq[:, :, None] * f).sum(-1) / cq.sum(-1)[:, :, None]).transpose(0, 2, 1, 3)
+            rate_q = np.where(missing[:, None, :, None], np.nan, rate_q)
+        return rate, rate_q
+
+
+def _row_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis, leaving out pairs with a NaN; NaN with < 3 pairs or a constant side."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    n = ok.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xm = np.where(ok, x, 0.0).sum(-1, keepdims=True) / n[..., None]
+        ym = np.where(ok, y, 0.0).sum(-1, keepdims=True) / n[..., None]
+        xc, yc = np.where(ok, x - xm, 0.0), np.where(ok, y - ym, 0.0)
+        sxx, syy = (xc * xc).sum(-1), (yc * yc).sum(-1)
+        r = (xc * yc).sum(-1) / np.sqrt(sxx * syy)
+    bad = (n < 3) | ~(sxx > 1e-24 * np.maximum(1.0, n)) | ~(syy > 1e-24 * np.maximum(1.0, n))
+    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _blocks(total: int, per_item: int) -> list[slice]:
+    step = max(1, _COUNT_BLOCK // max(per_item, 1))
+    return [slice(s, min(total, s + step)) for s in range(0, total, step)]
+
+
+def _evaluate(lay: _Layout, groups: np.ndarray, metric_use: np.ndarray, gap_use: np.ndarray, *, metrics: list[str],
+              gap: str, design: str) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Metrics (from candidates in ``metric_use``) and gap + rates (from ``gap_use``), per point.
+
+    Returns ``metric -> (B, P)``, the gap (B, K, P) and the impact ratio (B, K, P); a point is (cell, group !=
+    reference) in cell-major order."""
+    n_cells, n_groups, n_values = lay.shape
+    others = [g for g in range(n_groups) if g != lay.ref]
+    qualified = gap == "dEO"
+    weight = metric_use.astype(float)
+    if qualified:
+        weight = weight * lay.qualified[None, :]
+    counts = _count_tensor(lay, groups, weight)
+    values = _metric_tensor(counts, lay.grid, lay.ref, metrics)
+    rate, rate_q = _rates(lay, groups, gap_use, design)
+    r = rate_q if qualified else rate
+    batch = groups.shape[0]
+    gap_values = (r - r[:, :, :, lay.ref : lay.ref + 1])[:, :, :, others].reshape(batch, len(lay.ks), -1)
+    ref_rate = r[:, :, :, lay.ref : lay.ref + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where((ref_rate == 0) & (r == 0), 1.0, r / ref_rate)
+    ratio = ratio[:, :, :, others].reshape(batch, len(lay.ks), -1)
+    return ({m: v[:, :, others].reshape(batch, -1) for m, v in values.items()}, gap_values, ratio)
+
+
+def _shuffled_groups(lay: _Layout, rng: np.random.Generator, n_perm: int) -> np.ndarray:
+    """``n_perm`` relabellings (n_perm, n): group labels shuffled among the candidates of each pool."""
+    base = np.argsort(lay.pool, kind="stable")
+    keys = lay.pool[None, :] + rng.random((n_perm, lay.pool.size))
+    order = np.argsort(keys, axis=1)
+    out = np.empty((n_perm, lay.pool.size), dtype=np.intp)
+    np.put_along_axis(out, order, lay.group[base][None, :], axis=1)
+    return out
+
+
+def _split_halves(lay: _Layout, rng: np.random.Generator, n_splits: int) -> np.ndarray:
+    """``n_splits`` masks (n_splits, n): True for the candidates of a random half of each cell's pools."""
+    n_pools = lay.pool_cell.size
+    per_cell = np.bincount(lay.pool_cell, minlength=len(lay.cells))
+    if (per_cell < 2).any():
+        lonely = lay.cells.iloc[int(np.argmax(per_cell < 2))].to_dict()
+        raise ValueError(f"cell {lonely} has {int(per_cell.min())} pool(s): the held-out test needs at least 2 "
+                         "pools per cell (see the pool parameter)")
+    keys = lay.pool_cell[None, :] + rng.random((n_splits, n_pools))
+    order = np.argsort(keys, axis=1)  # pools grouped by cell, random within
+    start = np.concatenate([[0], np.cumsum(per_cell)[:-1]])
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n_pools)[None, :], axis=1)
+    in_a = (rank - start[lay.pool_cell][None, :]) < (per_cell[lay.pool_cell] // 2)[None, :]
+    return in_a[:, lay.pool]
+
+
+@dataclass(frozen=True)
+class ValidityControls:
+    """The result of :func:`validity_controls`.
+
+    Attributes
+    ----------
+    table
+        One row per (metric, k): ``metric, k, gap, n_points, r, r_lo, r_hi, p`` (Pearson over the points),
+        ``null_mean, null_lo, null_hi`` (the permutation null's mean and 95% range), ``null_percentile`` (share of
+        null r at or below the observed r, in %), ``p_perm`` (one-sided permutation p-value, r as large or
+        larger), ``heldout_mean, heldout_lo, heldout_hi`` (r with the metric from one half of the pools and the
+        gap from the other, over the splits: mean and 95% range), ``reliability`` (mean split-half r of the gap
+        with itself), ``reliability_lo, reliability_hi``, ``ceiling`` (its square root: the bound on the held-out r),
+        ``ir_below_08`` (points
+        whose impact ratio, the group's selection rate over the reference's, is below 0.8),
+        ``ir_below_08_null_mean`` and ``ir_below_08_null_hi`` (the same count under the null: mean, 97.5th
+        percentile), ``n_perm``, ``n_splits``.
+    points
+        One row per (system..., group, k): every metric and the gap (signed), and ``impact_ratio``.
+    """
+
+    table: pd.DataFrame
+    points: pd.DataFrame
+
+
+def _check_count(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _quantiles(v: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices give NaN, as intended
+            return (np.nanmean(v, axis=axis), np.nanquantile(v, 0.025, axis=axis), np.nanquantile(v, 0.975, axis=axis))
+
+
+def _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_splits, seed, cell_cols, pool, group,
+                   score, qualified):
+    metrics = list(metrics)
+    unknown = [m for m in metrics if m not in CONTROL_METRICS]
+    if not metrics or unknown:
+        raise ValueError(f"metrics must name some of {CONTROL_METRICS}, got {metrics}")
+    if gap not in _CONTROL_GAPS:
+        raise ValueError(f"gap must be one of {_CONTROL_GAPS}, got {gap!r}")
+    if gap == "dEO" and qualified is None:
+        raise ValueError("gap='dEO' needs the qualified parameter (a boolean column): EO is about qualified candidates")
+    n_perm = _check_count(n_perm, "n_perm", 1)
+    n_splits = _check_count(n_splits, "n_splits", 1)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    lay = _control_layout(candidates, reference=reference, k=k, design=design, cell_cols=cell_cols, pool=pool,
+                          group=group, score=score, qualified=qualified)
+    return metrics, n_perm, n_splits, lay
+
+
+def _run_controls(lay: _Layout, metrics: list[str], gap: str, design: str, n_perm: int, n_splits: int, seed: int):
+    """Observed, permuted and split-half values of every metric and gap (the work behind both control tables)."""
+    rng = np.random.default_rng(seed)
+    n = lay.group.size
+    n_cells, n_groups, n_values = lay.shape
+    everyone = np.ones((1, n), dtype=bool)
+    observed = _evaluate(lay, lay.group[None, :], everyone, everyone, metrics=metrics, gap=gap, design=design)
+    shuffled = _shuffled_groups(lay, rng, n_perm)
+    halves = _split_halves(lay, rng, n_splits)
+    per_item = n_cells * n_groups * n_values * (max(lay.ks) + 1 if design == "draws" else 1)
+    perm_parts = [_evaluate(lay, shuffled[s], everyone, everyone, metrics=metrics, gap=gap, design=design)
+                  for s in _blocks(n_perm, per_item)]
+    split_a, split_b = [], []
+    for s in _blocks(n_splits, per_item):
+        groups = np.broadcast_to(lay.group, halves[s].shape)
+        split_a.append(_evaluate(lay, groups, halves[s], halves[s], metrics=metrics, gap=gap, design=design))
+        split_b.append(_evaluate(lay, groups, ~halves[s], ~halves[s], metrics=metrics, gap=gap, design=design))
+
+    def stack(parts):
+        return ({m: np.concatenate([p[0][m] for p in parts]) for m in metrics},
+                np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
+
+    return observed, stack(perm_parts), stack(split_a), stack(split_b)
+
+
+def _transform(metric: str, gap_values: np.ndarray) -> np.ndarray:
+    return np.abs(gap_values) if DEFAULT_ABS_GAP.get(metric, False) else gap_values
+
+
+def validity_controls(
+    candidates: pd.DataFrame,
+    *,
+    reference: Hashable,
+    k: int | Sequence[int],
+    metrics: Sequence[str] = CONTROL_METRICS,
+    gap: str = "dDP",
+    design: str = "pools",
+    n_perm: int = 200,
+    n_splits: int = 50,
+    seed: int = 0,
+    system: str | Sequence[str] = "system",
+    pool: str = "pool",
+    group: str = "group",
+    score: str = "score",
+    qualified: str | None = None,
+) -> ValidityControls:
+    r"""Predictive validity of bias metrics with its controls: a permutation null, a held-out r, the gap's reliability.
+
+    Points are (system, group != reference, k). At each point the bias metric of the group against the reference
+    group (RABBI, the average score gap δ, JSD, EMD: the definitions of :mod:`allocbias.metrics`, computed here
+    from counts over each system's distinct scores for every point and permutation at once) is set beside the
+    exact selection-rate gap (:func:`allocbias.selection.exact_pool_rates` for ``design="pools"``, natural fixed
+    pools such as the candidates of one vacancy; :func:`allocbias.selection.exact_draw_rates` for
+    ``design="draws"``, one independent draw per group within each system). For ``gap="dEO"`` the metric is
+    computed on qualified candidates only and the gap is the rate gap among qualified candidates. RABBI and δ are
+    compared with the signed gap, JSD and EMD with ``|gap|``. Beside Pearson's r and its interval
+    (:func:`pearson`):
+
+    * **permutation null**: group labels shuffled among the candidates of each pool (``n_perm`` seeded
+      shuffles), metric and gap recomputed, the same r: its mean, 95% range and the observed r's percentile.
+      A metric and a gap computed from the same scores share their sampling noise; the null shows the r that
+      noise alone gives.
+    * **held-out r**: the metric from a random half of each system's pools, the gap from the other half
+      (``n_splits`` seeded splits); mean and 95% range.
+    * **reliability**: on the same splits, r of the gap from one half with the gap from the other (the split-half
+      reliability :math:`\rho` of a half's gap). Writing a half's gap as a true gap plus independent noise, no
+      metric from the other half correlates with it by more than :math:`\sqrt{\rho}` on average (its correlation
+      with the true gap; the classical attenuation bound), reported as ``ceiling``. A held-out r near the ceiling
+      means the metric predicts all of the gap that can be predicted; it can exceed :math:`\rho` itself when the
+      metric measures the true gap with less noise than a half's gap does.
+    * **impact ratios below 0.8**: points whose selection rate over the reference's is below 0.8 (0/0 counts as
+      1), against the same permutation null.
+
+    Parameters
+    ----------
+    candidates
+        One row per scored candidate: ``system`` column(s), ``pool``, ``group``, ``score`` (higher is better,
+        finite) and optionally ``qualified`` (boolean).
+    reference
+        The reference group.
+    k
+        Quota(s) of the top-k selection.
+    metrics
+        Some of ``("rabbi", "avg_gap", "jsd", "emd")``.
+    gap
+        ``"dDP"`` or ``"dEO"`` (needs ``qualified``).
+    design
+        ``"pools"`` (the candidates of a pool compete) or ``"draws"`` (one draw per group within each system;
+        the pools are then only the units shuffled and split, e.g. a résumé or a run).
+    n_perm, n_splits, seed
+        Permutations, split halves and the seed of both (the same seed gives the same tables).
+    system, pool, group, score, qualified
+        Column names; ``system`` may be a list (e.g. ``["system", "job"]``: one cell per system and job).
+
+    Returns
+    -------
+    ValidityControls
+        ``.table`` (one row per metric and k) and ``.points``.
+
+    Examples
+    --------
+    Eight systems whose group B is shifted by a different amount, in pools of one A and one B candidate. RABBI
+    correlates with the gap in-sample, but so does a shuffle of the labels within pools (the metric and the gap
+    share the pools' noise); out of sample the r drops, below the ceiling set by the gap's reliability.
+
+    >>> rng = np.random.default_rng(0)
+    >>> rows = [dict(system=s, pool=p, group=g, score=float(rng.integers(0, 6) + (s / 2 if g == "B" else 0)))
+    ...         for s in range(8) for p in range(20) for g in "AB"]
+    >>> res = validity_controls(pd.DataFrame(rows), reference="A", k=1, metrics=["rabbi"], n_perm=50, n_splits=10)
+    >>> row = res.table.iloc[0]
+    >>> int(row["n_points"]), bool(row["r"] > 0.9), bool(row["null_mean"] > 0.5)
+    (8, True, True)
+    >>> bool(row["heldout_mean"] < row["r"]), bool(row["heldout_mean"] <= row["ceiling"])
+    (True, True)
+    """
+    cell_cols = [system] if isinstance(system, str) else list(system)
+    metrics, n_perm, n_splits, lay = _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_splits,
+                                                    seed, cell_cols, pool, group, score, qualified)
+    observed, perm, half_a, half_b = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
+    obs_metrics, obs_gap, obs_ratio = observed
+    rows = []
+    for ki, kk in enumerate(lay.ks):
+        below = (perm[2][:, ki] < 0.8).sum(-1).astype(float)
+        for m in metrics:
+            x, y = obs_metrics[m][0], _transform(m, obs_gap[0, ki])
+            ok = np.isfinite(x) & np.isfinite(y)
+            try:
+                res = pearson(x[ok], y[ok])
+            except ValueError as exc:
+                raise ValueError(f"correlating {m!r} with {gap!r} at k={kk}: {exc}") from exc
+            null = _row_r(perm[0][m], _transform(m, perm[1][:, ki]))
+            held = _row_r(half_a[0][m], _transform(m, half_b[1][:, ki]))
+            rel = _row_r(_transform(m, half_a[1][:, ki]), _transform(m, half_b[1][:, ki]))
+            null_mean, null_lo, null_hi = _quantiles(null)
+            held_mean, held_lo, held_hi = _quantiles(held)
+            rel_mean, rel_lo, rel_hi = _quantiles(rel)
+            valid = null[np.isfinite(null)]
+            rows.append(dict(
+                metric=m, k=kk, gap=gap, n_points=res.n, r=res.r, r_lo=res.ci_low, r_hi=res.ci_high, p=res.pvalue,
+                null_mean=null_mean, null_lo=null_lo, null_hi=null_hi,
+                null_percentile=100.0 * float((valid <= res.r).mean()) if valid.size else float("nan"),
+                p_perm=float((1 + (valid >= res.r).sum()) / (1 + valid.size)),
+                heldout_mean=held_mean, heldout_lo=held_lo, heldout_hi=held_hi,
+                reliability=rel_mean, reliability_lo=rel_lo, reliability_hi=rel_hi,
+                ceiling=float(np.sqrt(max(rel_mean, 0.0))) if np.isfinite(rel_mean) else float("nan"),
+                ir_below_08=int((obs_ratio[0, ki] < 0.8).sum()), ir_below_08_null_mean=float(below.mean()),
+                ir_below_08_null_hi=float(np.quantile(below, 0.975)), n_perm=n_perm, n_splits=n_splits))
+    table = pd.DataFrame(rows)
+    for c in ("null_mean", "null_lo", "null_hi", "heldout_mean", "heldout_lo", "heldout_hi", "reliability",
+              "reliability_lo", "reliability_hi"):
+        table[c] = table[c].astype(float)
+    others = [g for g in range(len(lay.groups)) if g != lay.ref]
+    base = lay.cells.loc[np.repeat(np.arange(len(lay.cells)), len(others))].reset_index(drop=True)
+    base[group] = [lay.groups[g] for _ in range(len(lay.cells)) for g in others]
+    frames = []
+    for ki, kk in enumerate(lay.ks):
+        frame = base.copy()
+        frame["k"] = kk
+        for m in metrics:
+            frame[m] = obs_metrics[m][0]
+        frame[gap] = obs_gap[0, ki]
+        frame["impact_ratio"] = obs_ratio[0, ki]
+        frames.append(frame)
+    return ValidityControls(table=table, points=pd.concat(frames, ignore_index=True))
+
+
+def _ndcg_batch(metric_rms: np.ndarray, gap_rms: np.ndarray, ns: list[int]) -> np.ndarray:
+    """NDCG@n of the ranking by ``metric_rms`` against the ideal by ``gap_rms`` (both (B, subtask, model),
+    ascending, ties by model order), averaged over subtasks: (B, len(ns))."""
+    n_models = metric_rms.shape[-1]
+    tau = np.argsort(metric_rms, axis=-1, kind="stable")
+    sigma = np.argsort(gap_rms, axis=-1, kind="stable")
+    ideal_rank = np.empty_like(sigma)
+    np.put_along_axis(ideal_rank, sigma, np.arange(1, n_models + 1)[None, None, :], axis=-1)
+    rel = n_models - np.take_along_axis(ideal_rank, tau, axis=-1)  # relevance of the model at each place
+    discount = 1.0 / np.log2(np.arange(2, n_models + 2))
+    dcg = np.cumsum(rel * discount, axis=-1)
+    ideal = np.cumsum((n_models - np.arange(1, n_models + 1)) * discount)
+    out = (dcg / ideal)[..., np.array(ns) - 1]  # (B, subtask, len(ns))
+    return out.mean(axis=1)
+
+
+def ndcg_controls(
+    candidates: pd.DataFrame,
+    *,
+    reference: Hashable,
+    k: int | Sequence[int],
+    metrics: Sequence[str] = CONTROL_METRICS,
+    gap: str = "dDP",
+    design: str = "pools",
+    n_perm: int = 200,
+    n_splits: int = 50,
+    seed: int = 0,
+    model: str = "model",
+    subtask: str = "subtask",
+    pool: str = "pool",
+    group: str = "group",
+    score: str = "score",
+    qualified: str | None = None,
+    ns: Sequence[int] | None = None,
+    n_random: int = 2000,
+) -> pd.DataFrame:
+    r"""Model selection by a bias metric (NDCG, :func:`ndcg_table`) with its controls.
+
+    Per subtask, models are ranked ascending by the root mean square over groups of the metric and, ideally, of
+    the allocation gap (exact rates as in :func:`validity_controls`: ``design="pools"`` or ``"draws"`` within
+    each (model, subtask)); ``NDCG@n`` of the first against the second (:func:`ndcg_at`) is averaged over
+    subtasks. Beside it:
+
+    * ``random_ndcg``: the expected NDCG of a uniformly random ordering (:func:`expected_random_ndcg`) and
+      ``random_hi``, the 97.5th percentile of the subtask-average NDCG of random orderings (``n_random`` seeded
+      draws from :func:`random_ndcg_values`);
+    * the permutation null (group labels shuffled within pools; ``null_mean, null_lo, null_hi`` and the observed
+      NDCG's ``null_percentile``): the agreement between metric and gap rankings that the shared noise alone gives;
+    * the held-out NDCG: the metric's ranking from one random half of each (model, subtask)'s pools, the ideal
+      ranking from the other half (``heldout_mean, heldout_lo, heldout_hi`` over ``n_splits`` splits), and the
+      same for the gap's own half-A ranking against half B (``gap_heldout_mean``: the ceiling of a metric's).
+
+    Every (model, subtask) pair must be present. Returns one row per (metric, k, n) with ``metric, k, gap, n,
+    ndcg, random_ndcg, random_hi, null_mean, null_lo, null_hi, null_percentile, heldout_mean, heldout_lo,
+    heldout_hi, gap_heldout_mean, n_models, n_subtasks``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> rows = [dict(model=m, subtask=t, pool=p, group=g, score=float(rng.integers(0, 8) + (m if g == "B" else 0)))
+    ...         for m in range(5) for t in range(2) for p in range(30) for g in "AB"]
+    >>> out = ndcg_controls(pd.DataFrame(rows), reference="A", k=1, metrics=["rabbi"], n_perm=40, n_splits=10, ns=[5])
+    >>> row = out.iloc[0]
+    >>> bool(row["ndcg"] > 0.95), bool(row["ndcg"] > row["random_hi"]), bool(row["heldout_mean"] > row["random_ndcg"])
+    (True, True, True)
+    """
+    if model == subtask:
+        raise ValueError(f"model and subtask must be different columns, both are {model!r}")
+    metrics, n_perm, n_splits, lay = _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_splits,
+                                                    seed, [model, subtask], pool, group, score, qualified)
+    n_random = _check_count(n_random, "n_random", 1)
+    models = pd.unique(lay.cells[model]).tolist()
+    subtasks = pd.unique(lay.cells[subtask]).tolist()
+    n_models, n_subtasks = len(models), len(subtasks)
+    if n_models < 2:
+        raise ValueError(f"column {model!r} holds {n_models} model(s): ranking needs at least 2")
+    if len(lay.cells) != n_models * n_subtasks:
+        have = set(map(tuple, lay.cells[[model, subtask]].to_numpy().tolist()))
+        lacking = next((m, t) for m in models for t in subtasks if (m, t) not in have)
+        raise ValueError(f"model {lacking[0]!r} has no candidate for {subtask} {lacking[1]!r}: every subtask must "
+                         "rank the same models")
+    cutoffs = list(range(1, n_models + 1)) if ns is None else list(ns)
+    for n in cutoffs:
+        _check_ndcg_sizes(n_models, n)
+    observed, perm, half_a, half_b = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
+    n_others = len(lay.groups) - 1
+
+    def rms(values: np.ndarray) -> np.ndarray:  # (B, cells * others) -> (B, subtask, model), cells model-major
+        v = values.reshape(values.shape[0], n_models, n_subtasks, n_others)
+        with np.errstate(invalid="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                out = np.sqrt(np.nanmean(v**2, axis=-1))
+        return np.where(np.isnan(out), np.inf, out).transpose(0, 2, 1)
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ki, kk in enumerate(lay.ks):
+        gap_obs, gap_perm = rms(observed[1][:, ki]), rms(perm[1][:, ki])
+        gap_a, gap_b = rms(half_a[1][:, ki]), rms(half_b[1][:, ki])
+        gap_held = _ndcg_batch(gap_a, gap_b, cutoffs)
+        for m in metrics:
+            obs = _ndcg_batch(rms(observed[0][m]), gap_obs, cutoffs)[0]
+            null = _ndcg_batch(rms(perm[0][m]), gap_perm, cutoffs)
+            held = _ndcg_batch(rms(half_a[0][m]), gap_b, cutoffs)
+            null_mean, null_lo, null_hi = _quantiles(null)
+            held_mean, held_lo, held_hi = _quantiles(held)
+            for i, n in enumerate(cutoffs):
+                chance = random_ndcg_values(n_models, n, seed=int(seed))
+                draws = rng.choice(chance, size=(n_random, n_subtasks)).mean(axis=1)
+                rows.append(dict(
+                    metric=m, k=kk, gap=gap, n=n, ndcg=float(obs[i]), random_ndcg=expected_random_ndcg(n_models, n),
+                    random_hi=float(np.quantile(draws, 0.975)), null_mean=float(null_mean[i]),
+                    null_lo=float(null_lo[i]), null_hi=float(null_hi[i]),
+                    null_percentile=100.0 * float((null[:, i] <= obs[i] + 1e-12).mean()),
+                    heldout_mean=float(held_mean[i]), heldout_lo=float(held_lo[i]), heldout_hi=float(held_hi[i]),
+                    gap_heldout_mean=float(gap_held[:, i].mean()), n_models=n_models, n_subtasks=n_subtasks))
+    return pd.DataFrame(rows)
+
+
+def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
+    """The words a chapter uses for one row of :attr:`ValidityControls.table`.
+
+    * ``null``: where the observed r stands against its permutation null: ``"above"`` (beyond the null's 97.5th
+      percentile), ``"below"`` (under its 2.5th) or ``"inside"``;
+    * ``heldout``: ``"holds"`` when the held-out r's 95% range over the splits stays above 0, else ``"does not
+      hold"``;
+    * ``verdict``: ``"survives both controls"``, ``"survives the held-out test only"``, ``"survives the null
+      only"`` or ``"survives neither control"``.
+
+    >>> control_words({"r": 0.9, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": 0.1})["verdict"]
+    'survives both controls'
+    >>> control_words({"r": 0.7, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": -0.1})
+    {'null': 'inside', 'heldout': 'does not hold', 'verdict': 'survives neither control'}
+    """
+    for key in ("r", "null_lo", "null_hi", "heldout_lo"):
+        if key not in row:
+            raise ValueError(f"row has no {key!r}: pass a row of ValidityControls.table")
+    r, lo, hi, held = (float(row[k]) for k in ("r", "null_lo", "null_hi", "heldout_lo"))
+    null = "above" if r > hi else "below" if r < lo else "inside"
+    holds = bool(held > 0)
+    verdict = ("survives both controls" if null == "above" and holds else "survives the held-out test only" if holds
+               else "survives the null only" if null == "above" else "survives neither control")
+    return {"null": null, "heldout": "holds" if holds else "does not hold", "verdict": verdict}
+
+
+def order_word(x: float, y: float, *, tolerance: float = 0.0) -> str:
+    """``"higher than"``, ``"lower than"`` or ``"equal to"``: how ``x`` compares with ``y`` (within ``tolerance``).
+
+    >>> order_word(0.42, 0.40), order_word(0.40, 0.42), order_word(0.40, 0.41, tolerance=0.02)
+    ('higher than', 'lower than', 'equal to')
+    """
+    if not (np.isfinite(x) and np.isfinite(y)):
+        raise ValueError(f"order_word needs two finite numbers, got {x!r} and {y!r}")
+    return "higher than" if x - y > tolerance else "lower than" if y - x > tolerance else "equal to"

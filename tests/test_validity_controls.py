@@ -1,0 +1,236 @@
+"""validity_controls / ndcg_controls: predictive validity beside a permutation null, a held-out r and the gap's
+split-half reliability (allocbias.validity)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from allocbias.metrics import bias_table
+from allocbias.selection import exact_draw_rates, exact_gaps, exact_pool_rates
+from allocbias.validity import ndcg_at, ndcg_controls, ndcg_table, pearson, validity_controls
+
+METRICS = ["rabbi", "avg_gap", "jsd", "emd"]
+
+
+def synthetic(n_systems=12, n_pools=16, groups="ABCD", shift=1.0, seed=0, levels=6):
+    """Pools of one candidate per group; integer scores; group g's shift in system s is ``shift * effect[s, g]``."""
+    rng = np.random.default_rng(seed)
+    effect = rng.normal(0, 1, (n_systems, len(groups)))
+    effect[:, 0] = 0.0
+    rows = []
+    for s in range(n_systems):
+        for p in range(n_pools):
+            for gi, g in enumerate(groups):
+                raw = rng.integers(0, levels) + shift * effect[s, gi]
+                rows.append(dict(system=f"s{s:02d}", pool=p, group=g, score=float(np.round(raw)),
+                                 qualified=bool(rng.random() < 0.6)))
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the observed points are the library's metrics and exact gaps
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("design", ["pools", "draws"])
+@pytest.mark.parametrize("gap", ["dDP", "dEO"])
+def test_points_equal_bias_table_and_exact_rates(design, gap):
+    cands = synthetic(n_systems=5, n_pools=6, seed=1)
+    res = validity_controls(cands, reference="A", k=[1, 2], gap=gap, design=design, n_perm=3, n_splits=2,
+                            qualified="qualified")
+    bt = bias_table(cands, "score", "group", "A", by=["system"], qualified="qualified")
+    rates = (exact_pool_rates(cands, k=[1, 2], by="system", qualified="qualified") if design == "pools"
+             else exact_draw_rates(cands, k=[1, 2], by="system", qualified="qualified"))
+    gaps = exact_gaps(rates, reference="A")
+    both = res.points.merge(bt, on=["system", "group"], suffixes=("", "_bt")).merge(
+        gaps, on=["system", "group", "k"], suffixes=("", "_ex"))
+    assert len(both) == len(res.points) == 5 * 3 * 2
+    for m in METRICS:
+        column = f"{m}_qualified" if gap == "dEO" else f"{m}_bt"
+        np.testing.assert_allclose(both[m], both[column], atol=1e-12, err_msg=m)
+    np.testing.assert_allclose(both[gap], both[f"{gap}_ex"], atol=1e-12)
+    rate = "rate_qualified" if gap == "dEO" else "rate"
+    np.testing.assert_allclose(both["impact_ratio"], both[rate] / both[f"{rate}_reference"], atol=1e-12)
+    # the table's r is Pearson's over these points (|gap| for JSD and EMD)
+    for m in METRICS:
+        part = both[both["k"] == 1]
+        y = part[gap].abs() if m in ("jsd", "emd") else part[gap]
+        row = res.table[(res.table["metric"] == m) & (res.table["k"] == 1)].iloc[0]
+        assert row["r"] == pytest.approx(pearson(part[m], y).r)
+        assert row["ir_below_08"] == int((part["impact_ratio"] < 0.8).sum())
+
+
+def test_heldout_with_two_pools_matches_enumerating_every_split():
+    """With two pools per system a split sends one pool of each system to each half (2^8 ways for 8 systems):
+    the held-out r and the reliability over the seeded splits must lie among, and average like, the values of
+    an enumeration of every split built from bias_table and exact_pool_rates on single pools."""
+    import itertools
+
+    cands = synthetic(n_systems=8, n_pools=2, seed=4)
+    res = validity_controls(cands, reference="A", k=1, metrics=["rabbi"], n_perm=5, n_splits=400, seed=3)
+    met, gap = {}, {}
+    for p in (0, 1):
+        part = cands[cands["pool"] == p]
+        met[p] = bias_table(part, "score", "group", "A", by=["system"]).set_index(["system", "group"])["rabbi"]
+        g = exact_gaps(exact_pool_rates(part, k=1, by="system"), reference="A")
+        gap[p] = g[g["group"] != "A"].set_index(["system", "group"])["dDP"].loc[met[p].index]
+    systems = sorted(cands["system"].unique())
+    held, rel = [], []
+    for choice in itertools.product((0, 1), repeat=len(systems)):  # pool in half A, per system
+        a = dict(zip(systems, choice))
+        pick = lambda d, half: np.array([d[a[s] if half == "A" else 1 - a[s]][(s, g)] for s, g in met[0].index])
+        held.append(pearson(pick(met, "A"), pick(gap, "B")).r)
+        rel.append(pearson(pick(gap, "A"), pick(gap, "B")).r)
+    row = res.table.iloc[0]
+    assert min(held) - 1e-12 <= row["heldout_lo"] <= row["heldout_hi"] <= max(held) + 1e-12
+    assert row["heldout_mean"] == pytest.approx(np.mean(held), abs=4 * np.std(held) / np.sqrt(400))
+    assert row["reliability"] == pytest.approx(np.mean(rel), abs=4 * np.std(rel) / np.sqrt(400))
+
+
+def test_same_seed_same_tables_other_seed_other_null():
+    cands = synthetic(seed=2)
+    a = validity_controls(cands, reference="A", k=1, n_perm=30, n_splits=8, seed=7)
+    b = validity_controls(cands, reference="A", k=1, n_perm=30, n_splits=8, seed=7)
+    c = validity_controls(cands, reference="A", k=1, n_perm=30, n_splits=8, seed=8)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    pd.testing.assert_frame_equal(a.points, b.points)
+    assert not np.allclose(a.table["null_mean"], c.table["null_mean"])
+    np.testing.assert_allclose(a.table["r"], c.table["r"])  # the observed r does not depend on the seed
+
+
+def test_shuffles_stay_within_pools():
+    """Every pool holds one candidate per group, so a shuffle within pools keeps every pool's group counts: the
+    null's pools never lose the reference group and every null r is defined."""
+    cands = synthetic(n_systems=6, n_pools=5, seed=5)
+    res = validity_controls(cands, reference="A", k=1, metrics=["rabbi"], n_perm=50, n_splits=5)
+    row = res.table.iloc[0]
+    assert np.isfinite([row["null_mean"], row["null_lo"], row["null_hi"]]).all()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# what the controls are for
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("design", ["pools", "draws"])
+def test_a_metric_that_predicts_survives_the_controls_and_noise_does_not(design):
+    """Gap driven by a group shift: the held-out r stays high. Pure noise: the in-sample r is still large (the
+    metric and the gap share the noise of the same scores) but it sits inside its null, and the held-out r and
+    the reliability are near 0."""
+    kw = dict(reference="A", k=1, metrics=["rabbi", "avg_gap"], design=design, n_perm=100, n_splits=20, seed=0)
+    signal = validity_controls(synthetic(shift=2.0, seed=11), **kw).table.set_index("metric")
+    noise = validity_controls(synthetic(shift=0.0, seed=11), **kw).table.set_index("metric")
+    for m in ("rabbi", "avg_gap"):
+        assert signal.loc[m, "heldout_lo"] > 0.3
+        assert signal.loc[m, "reliability"] > 0.4
+        assert noise.loc[m, "r"] > 0.5
+        assert noise.loc[m, "null_lo"] <= noise.loc[m, "r"] <= noise.loc[m, "null_hi"]
+        assert abs(noise.loc[m, "heldout_mean"]) < 0.2
+        assert abs(noise.loc[m, "reliability"]) < 0.2
+
+
+def test_with_fixed_pools_a_predictive_metric_beats_the_null():
+    for shift in (0.6, 2.0):
+        t = validity_controls(synthetic(shift=shift, seed=11), reference="A", k=1, metrics=["rabbi", "avg_gap"],
+                              n_perm=100, n_splits=5, seed=0).table
+        assert (t["r"] > t["null_hi"]).all() and (t["null_percentile"] >= 97.5).all()
+
+
+def test_heldout_stays_below_the_reliability_ceiling_on_average():
+    gaps = []
+    for seed in range(6):
+        for shift in (0.3, 1.0):
+            t = validity_controls(synthetic(shift=shift, seed=seed), reference="A", k=[1, 2], n_perm=2, n_splits=20,
+                                  seed=seed).table
+            gaps.append((t["ceiling"] - t["heldout_mean"]).to_numpy())
+    assert np.mean(np.concatenate(gaps)) > 0
+
+
+def test_impact_ratio_null_counts():
+    cands = synthetic(shift=0.0, n_pools=60, seed=3)
+    cands.loc[cands["group"] != "A", "score"] -= 2  # every other group scores lower than the reference
+    row = validity_controls(cands, reference="A", k=1, metrics=["rabbi"], n_perm=60, n_splits=3).table.iloc[0]
+    assert row["ir_below_08"] > row["ir_below_08_null_hi"] >= row["ir_below_08_null_mean"]
+    noise = validity_controls(synthetic(shift=0.0, n_pools=60, seed=3), reference="A", k=1, metrics=["rabbi"],
+                              n_perm=60, n_splits=3).table.iloc[0]
+    assert noise["ir_below_08"] <= noise["ir_below_08_null_hi"]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# NDCG
+# ------------------------------------------------------------------------------------------------------------
+def test_ndcg_controls_observed_equals_ndcg_table():
+    cands = synthetic(n_systems=10, n_pools=8, shift=1.0, seed=6)
+    cands["model"] = cands["system"].str[1:].astype(int) % 5
+    cands["subtask"] = np.where(cands["system"].str[1:].astype(int) < 5, "x", "y")
+    out = ndcg_controls(cands, reference="A", k=1, n_perm=20, n_splits=5)
+    bt = bias_table(cands, "score", "group", "A", by=["model", "subtask"])
+    gaps = exact_gaps(exact_pool_rates(cands, k=1, by=["model", "subtask"]), reference="A")
+    points = bt.merge(gaps[gaps["group"] != "A"], on=["model", "subtask", "group"])
+    expected = ndcg_table(points, METRICS, ["dDP"])
+    both = out.merge(expected, on=["metric", "gap", "n"], suffixes=("", "_table"))
+    assert len(both) == 4 * 5
+    np.testing.assert_allclose(both["ndcg"], both["ndcg_table"], atol=1e-12)
+    assert (out["random_ndcg"] < out["random_hi"]).all()
+    assert set(out.columns) >= {"null_mean", "null_lo", "null_hi", "null_percentile", "heldout_mean",
+                                "gap_heldout_mean"}
+
+
+def test_ndcg_vectorised_matches_ndcg_at():
+    from allocbias.validity import _ndcg_batch
+
+    rng = np.random.default_rng(0)
+    m, g = rng.random((1, 1, 6)), rng.random((1, 1, 6))
+    tau = list(np.argsort(m[0, 0], kind="stable"))
+    sigma = list(np.argsort(g[0, 0], kind="stable"))
+    got = _ndcg_batch(m, g, [1, 3, 6])[0]
+    assert got.tolist() == pytest.approx([ndcg_at(tau, sigma, n) for n in (1, 3, 6)])
+
+
+# ------------------------------------------------------------------------------------------------------------
+# input errors
+# ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(reference="Z"), "reference group 'Z'"),
+    (dict(metrics=["kappa"]), "metrics must name some of"),
+    (dict(gap="dXX"), "gap must be one of"),
+    (dict(gap="dEO"), "needs the qualified parameter"),
+    (dict(design="rounds"), "design must be one of"),
+    (dict(n_perm=0), "n_perm must be an integer >= 1"),
+    (dict(n_splits=1.5), "n_splits must be an integer"),
+    (dict(pool="vacancy"), "vacancy"),
+    (dict(system="model"), "model"),
+    (dict(k=0), "k must be a positive int"),
+])
+def test_input_errors_name_the_parameter(kwargs, message):
+    args = dict(reference="A", k=1, n_perm=2, n_splits=2) | kwargs
+    with pytest.raises(ValueError, match=message):
+        validity_controls(synthetic(n_systems=4, n_pools=3), **args)
+
+
+def test_one_pool_per_system_cannot_be_split():
+    cands = synthetic(n_systems=4, n_pools=1)
+    with pytest.raises(ValueError, match="at least 2 pools per cell"):
+        validity_controls(cands, reference="A", k=1, n_perm=2, n_splits=2)
+
+
+def test_ndcg_needs_every_model_in_every_subtask():
+    cands = synthetic(n_systems=4, n_pools=3)
+    cands["model"] = cands["system"]
+    cands["subtask"] = np.where(cands["system"] == "s00", "x", "y")
+    with pytest.raises(ValueError, match="every subtask must rank the same models"):
+        ndcg_controls(cands, reference="A", k=1, n_perm=2, n_splits=2)
+
+
+def test_control_words_follow_the_numbers():
+    from allocbias.validity import control_words, order_word
+
+    base = {"null_lo": 0.4, "null_hi": 0.8}
+    assert control_words(base | {"r": 0.85, "heldout_lo": 0.2})["verdict"] == "survives both controls"
+    assert control_words(base | {"r": 0.85, "heldout_lo": -0.2})["verdict"] == "survives the null only"
+    assert control_words(base | {"r": 0.6, "heldout_lo": 0.01})["verdict"] == "survives the held-out test only"
+    assert control_words(base | {"r": 0.3, "heldout_lo": 0.0}) == {
+        "null": "below", "heldout": "does not hold", "verdict": "survives neither control"}
+    with pytest.raises(ValueError, match="no 'heldout_lo'"):
+        control_words({"r": 0.3, "null_lo": 0.1, "null_hi": 0.2})
+    assert order_word(0.5, 0.4) == "higher than"
+    with pytest.raises(ValueError, match="two finite numbers"):
+        order_word(float("nan"), 0.1)
