@@ -42,7 +42,6 @@ __all__ = [
     "lead_phrase",
     "name_labels",
     "ndcg_phrase",
-    "ndcg_with_random",
     "pooled_selection_rates",
     "real_scores_findings",
     "reference_tie_share",
@@ -256,25 +255,26 @@ def _fmt(x: float) -> str:
 def control_verdict(row: Mapping[str, float]) -> str:
     """Which of the three checks a metric's correlation passes, as one short phrase.
 
-    ``row`` holds ``r`` (in-sample), ``r_lo`` (lower end of its confidence interval), ``null_hi`` (upper end of
-    the permutation null's 95% range), ``heldout_mean`` and ``heldout_lo`` (the held-out r and the lower end of its
-    range over splits). In-sample holds when ``r_lo > 0``; the null is beaten when ``r > null_hi``; the held-out
-    test is passed when ``heldout_lo > 0``.
+    ``row`` is a row of :attr:`allocbias.validity.ValidityControls.table`: ``r`` (in-sample) and ``r_lo`` (the
+    lower end of its confidence interval), ``null_lo``, ``null_hi`` (the permutation null's 95% range) and
+    ``heldout_lo`` (lower end of the held-out r's range over splits). In-sample holds when ``r_lo > 0``; the null
+    and the held-out test are read by :func:`allocbias.validity.control_words` (above the null when
+    ``r > null_hi``; held out when ``heldout_lo > 0``).
 
-    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_hi": 0.7, "heldout_mean": 0.05, "heldout_lo": -0.1})
+    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.4, "null_hi": 0.7, "heldout_lo": -0.1})
     'positive in-sample, but within the permutation null and not held out'
-    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_hi": 0.2, "heldout_mean": 0.3, "heldout_lo": 0.1})
+    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": 0.1})
     'positive in-sample, above the permutation null and held out'
-    >>> control_verdict({"r": 0.05, "r_lo": -0.1, "null_hi": 0.2, "heldout_mean": 0.0, "heldout_lo": -0.2})
+    >>> control_verdict({"r": 0.05, "r_lo": -0.1, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": -0.2})
     'not positive even in-sample'
     """
-    for key in ("r", "r_lo", "null_hi", "heldout_mean", "heldout_lo"):
+    for key in ("r", "r_lo", "null_lo", "null_hi", "heldout_lo"):
         if key not in row or row[key] is None or not np.isfinite(float(row[key])):
             raise ValueError(f"control_verdict needs a finite {key!r}, got {row.get(key)!r}")
     if row["r_lo"] <= 0:
         return "not positive even in-sample"
-    beats = row["r"] > row["null_hi"]
-    held = row["heldout_lo"] > 0
+    words = validity.control_words(row)
+    beats, held = words["null"] == "above", words["heldout"] == "holds"
     null = "above the permutation null" if beats else "within the permutation null"
     if beats and held:
         return f"positive in-sample, {null} and held out"
@@ -338,25 +338,27 @@ def lead_phrase(table: pd.DataFrame, *, first: str = "rabbi", second: str = "avg
     return f"{ins}, and {held}"
 
 
-def ndcg_phrase(ndcg: float, random_mean: float, share_at_least: float, *, what: str = "the models",
-                level: float = 0.05) -> str:
-    """NDCG of a metric's fairness ranking against a random ordering's, in words. ``share_at_least`` is the share
-    of random orderings (averaged as the metric's NDCG is) that reach the metric's NDCG; at most ``level`` reads as
-    better than chance.
+def ndcg_phrase(row: Mapping[str, float], *, what: str = "the models") -> str:
+    """One row of :func:`allocbias.validity.ndcg_controls` in words: the in-sample NDCG against its permutation null,
+    and the held-out NDCG against a random ordering (better than chance when the held-out mean exceeds the random
+    orderings' 97.5th percentile, ``random_hi``).
 
-    >>> ndcg_phrase(0.62, 0.5, 0.30, what="the 11 models")
-    'ranks the 11 models no better than chance (NDCG 0.62; a random ordering: 0.50 on average, and 30% of random orderings do as well)'
-    >>> ndcg_phrase(0.95, 0.5, 0.001)
-    'ranks the models better than chance (NDCG 0.95; a random ordering: 0.50 on average, and 0.1% of random orderings do as well)'
+    >>> row = {"n": 1, "ndcg": 0.94, "random_ndcg": 0.5, "random_hi": 0.66, "null_mean": 0.93, "null_hi": 0.99,
+    ...        "heldout_mean": 0.58}
+    >>> ndcg_phrase(row, what="the 11 models")
+    'ranks the 11 models with NDCG@1 = 0.94 in-sample, within its permutation null (0.93 on average), and 0.58 held out, no better than a random ordering (0.50 on average, 0.66 at its 97.5th percentile)'
+    >>> ndcg_phrase(dict(row, ndcg=0.995, heldout_mean=0.8)).split(", ")[1:3]
+    ['above its permutation null (0.93 on average)', 'and 0.80 held out']
     """
-    for name, value in (("ndcg", ndcg), ("random_mean", random_mean), ("share_at_least", share_at_least)):
-        if value is None or not np.isfinite(float(value)):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-    share = f"{share_at_least:.0%}" if share_at_least >= 0.01 or share_at_least == 0 else f"{share_at_least:.1%}"
-    tail = (f"(NDCG {_fmt(ndcg)}; a random ordering: {_fmt(random_mean)} on average, and {share} of random orderings "
-            "do as well)")
-    verdict = "better than chance" if share_at_least <= level else "no better than chance"
-    return f"ranks {what} {verdict} {tail}"
+    keys = ("n", "ndcg", "random_ndcg", "random_hi", "null_mean", "null_hi", "heldout_mean")
+    for key in keys:
+        if key not in row or row[key] is None or not np.isfinite(float(row[key])):
+            raise ValueError(f"ndcg_phrase needs a finite {key!r}, got {row.get(key)!r}")
+    null = "above" if row["ndcg"] > row["null_hi"] else "within"
+    chance = "better than" if row["heldout_mean"] > row["random_hi"] else "no better than"
+    return (f"ranks {what} with NDCG@{int(row['n'])} = {_fmt(row['ndcg'])} in-sample, {null} its permutation null "
+            f"({_fmt(row['null_mean'])} on average), and {_fmt(row['heldout_mean'])} held out, {chance} a random "
+            f"ordering ({_fmt(row['random_ndcg'])} on average, {_fmt(row['random_hi'])} at its 97.5th percentile)")
 
 
 def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") -> str:
@@ -536,40 +538,6 @@ def name_labels(frame: pd.DataFrame) -> pd.Series:
                      dtype=object)
 
 
-def ndcg_with_random(points: pd.DataFrame, *, model: str, subtask: str, metric_names: Sequence[str] = METRICS,
-                     seed: int = 0, n_draws: int = 4000) -> pd.DataFrame:
-    """NDCG@n of each metric's fairness ranking of the ``model`` values against the ideal ranking by ΔDP (averaged
-    over ``subtask``, :func:`allocbias.validity.ndcg_table`), per k, beside a random ordering's.
-
-    The random baseline is the same average over the same number of subtasks of independent random orderings: its
-    expectation (:func:`~allocbias.validity.expected_random_ndcg`), its 95th percentile and the share of such
-    averages at least as high as the metric's NDCG (a one-sided chance level). With one subtask the distribution is
-    that of one ordering (:func:`~allocbias.validity.random_ndcg_values`, exact up to 8 models); with more, the
-    average of ``n_subtasks`` values drawn from it, ``n_draws`` times (``numpy.random.default_rng(seed)``).
-
-    >>> pts = pd.DataFrame({"job": "j", "model": ["m1", "m2", "m3"], "k": 1, "group": "B",
-    ...                     "rabbi": [0.1, 0.2, 0.3], "dDP": [0.05, 0.1, 0.2]})
-    >>> t = ndcg_with_random(pts, model="model", subtask="job", metric_names=["rabbi"])
-    >>> t[["n", "ndcg", "share_random_at_least"]].round(3).to_dict("list")
-    {'n': [1, 2, 3], 'ndcg': [1.0, 1.0, 1.0], 'share_random_at_least': [0.333, 0.167, 0.167]}
-    """
-    n_draws = _positive_int(n_draws, "n_draws")
-    table = validity.ndcg_table(points, list(metric_names), ["dDP"], subtask=subtask, model=model, by=["k"],
-                                qualified_gaps=())
-    n_models = int(points[model].nunique())
-    rng = np.random.default_rng(seed)
-    chance: dict[tuple[int, int], np.ndarray] = {}
-    for n, n_sub in sorted(set(zip(table["n"].astype(int), table["n_subtasks"].astype(int)))):
-        values = validity.random_ndcg_values(n_models, n, seed=seed)
-        chance[(n, n_sub)] = values if n_sub == 1 else rng.choice(values, size=(n_draws, n_sub)).mean(axis=1)
-    keys = list(zip(table["n"].astype(int), table["n_subtasks"].astype(int)))
-    table["random_mean"] = [validity.expected_random_ndcg(n_models, n) for n, _ in keys]
-    table["random_p95"] = [float(np.quantile(chance[key], 0.95)) for key in keys]
-    table["share_random_at_least"] = [float((chance[key] >= v - 1e-12).mean()) for key, v in zip(keys, table["ndcg"])]
-    table["n_models"] = n_models
-    return table
-
-
 def _shapes(name: str, frame: pd.DataFrame, system: str) -> pd.DataFrame:
     shape = metrics.score_shape(frame, "score", "group", by=[system], on_constant="nan")
     return shape.rename(columns={system: "system"}).assign(**{"data set": DATASET_LABELS.get(name, name)})
@@ -721,7 +689,9 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     ties.append({"data set": DATASET_LABELS["recinq"],
                  "reference pairs tied": float(tie["tied"].sum() / tie["pairs"].sum())})
     shapes.append(_shapes("recinq", names, "model"))
-    ndcg.append(ndcg_with_random(p, model="model", subtask="job", metric_names=metric_names, seed=seed)
+    ndcg.append(validity.ndcg_controls(names, reference=names_reference, k=rc_ks, metrics=tuple(metric_names),
+                                       design="draws", n_perm=n_perm, n_splits=n_splits, seed=seed, model="model",
+                                       subtask="job", pool="run")
                 .assign(ranking=f"re-cinq: {names['model'].nunique()} models", among="models"))
 
     # re-cinq placebo against placebo: the empirical floor
@@ -734,16 +704,20 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     tables.append(t)
     points.append(p)
 
+    ndcg.append(validity.ndcg_controls(placebo, reference=references["recinq_placebo"], k=pl_ks,
+                                       metrics=tuple(metric_names), design="draws", n_perm=n_perm, n_splits=n_splits,
+                                       seed=seed, model="model", subtask="job", pool="run")
+                .assign(ranking=f"re-cinq placebo edits: {placebo['model'].nunique()} models", among="placebo"))
+
     # re-cinq prompt lab: rank the prompting strategies
     lab_all = frames["prompt_lab"]
     _require(lab_all, ["strategy", "model", "job", "group", "score", "valid"], "the re-cinq prompt-lab table")
     lab = _with_key(lab_all[lab_all["valid"].astype(bool)], "subtask", ["model", "job"])
     lab_ks = _ks(int(lab["group"].nunique()), k_max)
-    _, lab_points = _controls("prompt_lab", lab, gap="dDP", reference=references["prompt_lab"], k=lab_ks,
-                              design="draws", system=["strategy", "subtask"], pool="run", **control)
-    ndcg.append(ndcg_with_random(lab_points, model="strategy", subtask="subtask", metric_names=metric_names,
-                                 seed=seed).assign(ranking=f"re-cinq prompt lab: {lab['strategy'].nunique()} strategies",
-                                                   among="strategies"))
+    ndcg.append(validity.ndcg_controls(lab, reference=references["prompt_lab"], k=lab_ks, metrics=tuple(metric_names),
+                                       design="draws", n_perm=n_perm, n_splits=n_splits, seed=seed,
+                                       model="strategy", subtask="subtask", pool="run")
+                .assign(ranking=f"re-cinq prompt lab: {lab['strategy'].nunique()} strategies", among="strategies"))
 
     # jderbysh: system = model x job, one draw per race x sex group among its résumés; qualified = matched résumé
     jd_all = frames["jderbysh"]
@@ -823,13 +797,20 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
     scalars["jderbysh_n_scores"] = int(jd["rows"])
     scalars["jderbysh_n_flagged"] = int(jd["flagged"])
     first_metric = "rabbi" if "rabbi" in set(ndcg["metric"]) else str(ndcg["metric"].iloc[0])
-    for among, prefix in (("models", "ndcg_models"), ("strategies", "ndcg_lab")):
+    rows_n1: dict[str, pd.Series] = {}
+    for among, prefix in (("models", "ndcg_models"), ("placebo", "ndcg_placebo"), ("strategies", "ndcg_lab")):
         one = ndcg[(ndcg["among"] == among) & (ndcg["k"] == 1) & (ndcg["n"] == 1) & (ndcg["metric"] == first_metric)]
-        scalars[f"{prefix}_n1"] = float(one["ndcg"].iloc[0])
-        scalars[f"{prefix}_random_n1"] = float(one["random_mean"].iloc[0])
-        scalars[f"{prefix}_random_p95_n1"] = float(one["random_p95"].iloc[0])
-        scalars[f"{prefix}_chance_n1"] = float(one["share_random_at_least"].iloc[0])
-        scalars[f"{prefix}_n_systems"] = int(one["n_models"].iloc[0])
+        if len(one) != 1:
+            raise ValueError(f"expected one NDCG row for the {among} at k = 1, n = 1; found {len(one)}")
+        row = one.iloc[0]
+        scalars[f"{prefix}_n1"] = float(row["ndcg"])
+        scalars[f"{prefix}_null_n1"] = float(row["null_mean"])
+        scalars[f"{prefix}_heldout_n1"] = float(row["heldout_mean"])
+        scalars[f"{prefix}_random_n1"] = float(row["random_ndcg"])
+        scalars[f"{prefix}_random_hi_n1"] = float(row["random_hi"])
+        scalars[f"{prefix}_gap_heldout_n1"] = float(row["gap_heldout_mean"])
+        scalars[f"{prefix}_n_systems"] = int(row["n_models"])
+        rows_n1[prefix] = row
 
     main = table[(table["gap"] == "dDP") & (table["data set"] != DATASET_LABELS["recinq_placebo"])]
     lip_k1 = table[(table["data set"] == DATASET_LABELS["lippens"]) & (table["k"] == 1)]
@@ -838,11 +819,10 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "survival_all": survival_phrase(survival_counts(main), what="correlations (data set × metric × k)"),
         "survival_k1": survival_phrase(survival_counts(main[main["k"] == 1]), what="correlations at k = 1"),
         "choice_k1": choice_phrase(main[main["k"] == 1]),
-        "ndcg_models_phrase": ndcg_phrase(scalars["ndcg_models_n1"], scalars["ndcg_models_random_n1"],
-                                          scalars["ndcg_models_chance_n1"],
-                                          what=f"the {scalars['ndcg_models_n_systems']} models"),
-        "ndcg_lab_phrase": ndcg_phrase(scalars["ndcg_lab_n1"], scalars["ndcg_lab_random_n1"],
-                                       scalars["ndcg_lab_chance_n1"],
+        "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"], what=f"the {scalars['ndcg_models_n_systems']} models"),
+        "ndcg_placebo_phrase": ndcg_phrase(rows_n1["ndcg_placebo"],
+                                           what=f"the {scalars['ndcg_placebo_n_systems']} models"),
+        "ndcg_lab_phrase": ndcg_phrase(rows_n1["ndcg_lab"],
                                        what=f"the {scalars['ndcg_lab_n_systems']} prompting strategies"),
     }
     if {"rabbi", "avg_gap"} <= set(lip_k1["metric"]):
