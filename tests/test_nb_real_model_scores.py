@@ -45,8 +45,9 @@ def test_every_glue_reference_in_the_prose_is_glued_and_the_issue_s_keys_are_quo
             assert isinstance(glued[name], (int, float)) and not isinstance(glued[name], bool), name
 
 
-def test_one_glue_call_site(executed):
-    source = "\n".join("".join(c["source"]) for c in json.loads(SOURCE.read_text())["cells"] if c["cell_type"] == "code")
+def test_one_glue_call_site():
+    cells = json.loads(SOURCE.read_text())["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert source.count("glue(") == 1
     assert "def " not in source
 

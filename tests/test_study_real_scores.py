@@ -42,7 +42,8 @@ def lippens_like(seed: int = 0, n_types: int = 6, per_type: int = 8) -> pd.DataF
         for v in range(per_type):
             base = rng.normal(60, 10)
             for o, s in groups:
-                score = base + rng.normal(0, 12) - (10 if (o, s) == ("Turkish", "Female") else 0) + 2 * t * (o == "Polish")
+                penalty = 10 if (o, s) == ("Turkish", "Female") else 0
+                score = base + rng.normal(0, 12) - penalty + 2 * t * (o == "Polish")
                 rows.append({"vacancy_id": f"v{t}-{v}", "job_type": f"type {t}", "occupation": f"occ {t}",
                              "experience": 0, "origin": o, "sex": s, "group": f"{o} {s}",
                              "score": float(np.clip(np.round(score, -1), 10, 100)), "valid": True})

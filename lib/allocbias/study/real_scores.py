@@ -47,6 +47,7 @@ __all__ = [
     "reference_tie_share",
     "survival_counts",
     "survival_phrase",
+    "table1_view",
 ]
 
 #: The score-level bias metrics the paper's Table 1 compares, in its order.
@@ -444,6 +445,39 @@ def choice_phrase(table: pd.DataFrame) -> str:
     return ", ".join(parts) + tail
 
 
+def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
+    """A controls table (rows of :attr:`allocbias.validity.ValidityControls.table`, with ``data set`` and
+    ``verdict``) as the chapter shows it: each estimate beside its interval or range in one cell, metrics by name.
+
+    >>> t = pd.DataFrame({"data set": ["a"], "gap": ["dDP"], "metric": ["rabbi"], "k": [1], "n_points": [10],
+    ...                   "r": [0.5], "r_lo": [0.2], "r_hi": [0.7], "null_mean": [0.4], "null_lo": [0.1],
+    ...                   "null_hi": [0.6], "heldout_mean": [0.05], "heldout_lo": [-0.1], "heldout_hi": [0.2],
+    ...                   "reliability": [0.1], "verdict": ["v"]})
+    >>> table1_view(t).iloc[0].to_dict()["r [95% CI]"], table1_view(t).iloc[0].to_dict()["held-out r [95% range]"]
+    ('0.50 [0.20, 0.70]', '0.05 [−0.10, 0.20]')
+    """
+    need = ["data set", "gap", "metric", "k", "n_points", "r", "r_lo", "r_hi", "null_mean", "null_lo", "null_hi",
+            "heldout_mean", "heldout_lo", "heldout_hi", "reliability", "verdict"]
+    _require(table, need, "table")
+
+    def fmt(x: float) -> str:
+        text = f"{float(x):.{digits}f}"
+        return text.replace("-", "−") if float(text) != 0 else text.lstrip("-")
+
+    def cell(mid: str, lo: str, hi: str) -> list[str]:
+        return [f"{fmt(a)} [{fmt(b)}, {fmt(c)}]" for a, b, c in zip(table[mid], table[lo], table[hi])]
+
+    return pd.DataFrame({
+        "data set": table["data set"].to_numpy(), "gap": table["gap"].map({"dDP": "ΔDP", "dEO": "ΔEO"}).fillna(
+            table["gap"]).to_numpy(),
+        "metric": table["metric"].map(METRIC_NAMES).fillna(table["metric"]).to_numpy(),
+        "k": table["k"].astype(int).to_numpy(), "points": table["n_points"].astype(int).to_numpy(),
+        "r [95% CI]": cell("r", "r_lo", "r_hi"), "shuffled labels [95% range]": cell("null_mean", "null_lo", "null_hi"),
+        "held-out r [95% range]": cell("heldout_mean", "heldout_lo", "heldout_hi"),
+        "gap reliability": [fmt(x) for x in table["reliability"]], "verdict": table["verdict"].to_numpy(),
+    })
+
+
 # --------------------------------------------------------------------------------------------------------------
 # the findings
 # --------------------------------------------------------------------------------------------------------------
@@ -662,7 +696,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
                                               selected=at_1["rate"] * at_1["n"]),
                                   group=["origin", "sex"], exclude_below=None)
     tie = reference_tie_share(lip, reference=references["lippens"], by="vacancy_id")
-    ties.append({"data set": DATASET_LABELS["lippens"], "reference pairs tied": float(tie["tied"].sum() / tie["pairs"].sum()),
+    ties.append({"data set": DATASET_LABELS["lippens"],
+                 "reference pairs tied": float(tie["tied"].sum() / tie["pairs"].sum()),
                  **{f"boundary tied at k = {r['k']}": float(r["share"]) for r in
                     boundary_tie_share(lip, pool="vacancy_id", k=[1, 2]).to_dict("records")}})
     shapes.append(_shapes("lippens", lip, "job_type"))
@@ -723,7 +758,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     jd_all = frames["jderbysh"]
     _require(jd_all, ["model", "job", "group", "qualified", "score", "valid"], "the jderbysh table")
     jd = jd_all[jd_all["valid"].astype(bool)]
-    counts.append(_counts_row("jderbysh", jd_all, jd, "model", None) | {"pools": int(jd.groupby(["model", "job"]).ngroups)})
+    counts.append(_counts_row("jderbysh", jd_all, jd, "model", None)
+                  | {"pools": int(jd.groupby(["model", "job"]).ngroups)})
     jd_ks = _ks(int(jd["group"].nunique()), k_max)
     for gap in ("dDP", "dEO"):
         t, p = _controls("jderbysh", jd, gap=gap, reference=references["jderbysh"], k=jd_ks, design="draws",
@@ -749,7 +785,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
                     "metrics": list(metric_names)})
 
 
-def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFrame, ties: list[dict], ndcg: pd.DataFrame,
+def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFrame, ties: list[dict],
+                         ndcg: pd.DataFrame,
                          counts: pd.DataFrame, lip_all: pd.DataFrame, lip: pd.DataFrame, rc_all: pd.DataFrame,
                          references: Mapping[str, Hashable]) -> tuple[dict[str, Any], dict[str, str]]:
     ref = references["lippens"]
@@ -768,7 +805,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_n_ir_ci_below_1_k1": int((at_1["ir_high"] < 1.0).sum()),
         "lippens_tie_ref_share": float(ties[0]["reference pairs tied"]),
         "lippens_ll144_n_flagged": int(ll.loc[ll["category"] == "origin × sex", "four_fifths"].sum()),
-        "lippens_ll144_comparator": str(ll.loc[(ll["category"] == "origin × sex") & ll["comparator"], "group"].iloc[0]),
+        "lippens_ll144_comparator": str(ll.loc[(ll["category"] == "origin × sex") & ll["comparator"],
+                                                "group"].iloc[0]),
         "lippens_boundary_tie_k1": float(ties[0]["boundary tied at k = 1"]),
         "recinq_n_models": int(rc_all["model"].nunique()),
         "recinq_n_results": int(len(rc_all)),
@@ -819,7 +857,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "survival_all": survival_phrase(survival_counts(main), what="correlations (data set × metric × k)"),
         "survival_k1": survival_phrase(survival_counts(main[main["k"] == 1]), what="correlations at k = 1"),
         "choice_k1": choice_phrase(main[main["k"] == 1]),
-        "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"], what=f"the {scalars['ndcg_models_n_systems']} models"),
+        "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"],
+                                          what=f"the {scalars['ndcg_models_n_systems']} models"),
         "ndcg_placebo_phrase": ndcg_phrase(rows_n1["ndcg_placebo"],
                                            what=f"the {scalars['ndcg_placebo_n_systems']} models"),
         "ndcg_lab_phrase": ndcg_phrase(rows_n1["ndcg_lab"],
