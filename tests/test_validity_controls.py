@@ -268,3 +268,14 @@ def test_controls_glue_keys_values_and_words():
     assert 0 <= pg["ctl_n_both_rabbi_dDP"] <= min(pg["ctl_n_above_rabbi_dDP"], pg["ctl_n_holds_rabbi_dDP"])
     with pytest.raises(ValueError, match="more than one row per"):
         controls_glue(pd.concat([t, t]))
+
+
+def test_ndcg_words_follow_the_numbers():
+    from allocbias.validity import ndcg_words
+
+    row = {"ndcg": 0.99, "random_hi": 0.9, "null_lo": 0.8, "null_hi": 0.95, "heldout_mean": 0.92}
+    assert ndcg_words(row) == {"observed": "above", "null": "above", "heldout": "above"}
+    assert ndcg_words(row | {"ndcg": 0.7, "heldout_mean": 0.9}) == {"observed": "within", "null": "below",
+                                                                    "heldout": "within"}
+    with pytest.raises(ValueError, match="no 'heldout_mean'"):
+        ndcg_words({"ndcg": 1.0, "random_hi": 0.9, "null_lo": 0.1, "null_hi": 0.2})

@@ -37,6 +37,7 @@ __all__ = [
     "fairness_ranking",
     "ndcg_at",
     "ndcg_controls",
+    "ndcg_words",
     "control_words",
     "controls_glue",
     "order_word",
@@ -1398,3 +1399,20 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
             suffix = f"{gap}" + (f"_k{int(k)}" if multi_k else "")
             out[f"{prefix}_heldout_order_{suffix}"] = order_word(float(held["rabbi"]), float(held["avg_gap"]))
     return out
+
+
+def ndcg_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
+    """Words for one row of :func:`ndcg_controls`: ``"above"`` or ``"within"`` a random ordering's range (its
+    97.5th percentile ``random_hi``) for the observed NDCG (``observed``) and the held-out mean (``heldout``), and
+    ``"above"``, ``"inside"`` or ``"below"`` the permutation null's 95% range (``null``).
+
+    >>> ndcg_words({"ndcg": 0.95, "random_hi": 0.9, "null_lo": 0.8, "null_hi": 0.97, "heldout_mean": 0.85})
+    {'observed': 'above', 'null': 'inside', 'heldout': 'within'}
+    """
+    for key in ("ndcg", "random_hi", "null_lo", "null_hi", "heldout_mean"):
+        if key not in row:
+            raise ValueError(f"row has no {key!r}: pass a row of ndcg_controls' table")
+    ndcg, rand_hi, lo, hi, held = (float(row[k]) for k in ("ndcg", "random_hi", "null_lo", "null_hi", "heldout_mean"))
+    return {"observed": "above" if ndcg > rand_hi else "within",
+            "null": "above" if ndcg > hi else "below" if ndcg < lo else "inside",
+            "heldout": "above" if held > rand_hi else "within"}
