@@ -170,6 +170,7 @@ def test_ndcg_controls_observed_equals_ndcg_table():
     assert len(both) == 4 * 5
     np.testing.assert_allclose(both["ndcg"], both["ndcg_table"], atol=1e-12)
     assert (out["random_ndcg"] < out["random_hi"]).all()
+    assert out.groupby("n")["random_hi"].nunique().eq(1).all()  # one random reference per cut-off
     assert set(out.columns) >= {"null_mean", "null_lo", "null_hi", "null_percentile", "heldout_mean",
                                 "gap_heldout_mean"}
 

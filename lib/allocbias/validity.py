@@ -1276,6 +1276,10 @@ def ndcg_controls(
         return np.where(np.isnan(out), np.inf, out).transpose(0, 2, 1)
 
     rng = np.random.default_rng(seed)
+    random_hi = {}  # one set of random orderings per cut-off, shared by every metric and quota
+    for n in cutoffs:
+        chance = random_ndcg_values(n_models, n, seed=int(seed))
+        random_hi[n] = float(np.quantile(rng.choice(chance, size=(n_random, n_subtasks)).mean(axis=1), 0.975))
     rows = []
     for ki, kk in enumerate(lay.ks):
         gap_obs, gap_perm = rms(observed[1][:, ki]), rms(perm[1][:, ki])
@@ -1288,11 +1292,9 @@ def ndcg_controls(
             null_mean, null_lo, null_hi = _quantiles(null)
             held_mean, held_lo, held_hi = _quantiles(held)
             for i, n in enumerate(cutoffs):
-                chance = random_ndcg_values(n_models, n, seed=int(seed))
-                draws = rng.choice(chance, size=(n_random, n_subtasks)).mean(axis=1)
                 rows.append(dict(
                     metric=m, k=kk, gap=gap, n=n, ndcg=float(obs[i]), random_ndcg=expected_random_ndcg(n_models, n),
-                    random_hi=float(np.quantile(draws, 0.975)), null_mean=float(null_mean[i]),
+                    random_hi=random_hi[n], null_mean=float(null_mean[i]),
                     null_lo=float(null_lo[i]), null_hi=float(null_hi[i]),
                     null_percentile=100.0 * float((null[:, i] <= obs[i] + 1e-12).mean()),
                     heldout_mean=float(held_mean[i]), heldout_lo=float(held_lo[i]), heldout_hi=float(held_hi[i]),
