@@ -813,6 +813,7 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "recinq_n_flagged": int((~rc_all["valid"].astype(bool)).sum()),
         "recinq_n_jobs": int(rc_all["job"].nunique()),
         "recinq_tie_ref_share": float(ties[1]["reference pairs tied"]),
+        "jderbysh_tie_ref_share": float(ties[2]["reference pairs tied"]),
     }
     for dataset, prefix in (("lippens", "lippens"), ("recinq", "recinq"), ("recinq_placebo", "placebo"),
                             ("jderbysh", "jderbysh")):
