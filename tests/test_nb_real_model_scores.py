@@ -5,6 +5,7 @@ issue's glue keys are checked here against values computed independently from th
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -88,3 +89,11 @@ def test_controls_are_correlations_in_range_under_the_profile_s_parameters(glued
     for name in ("lippens_null_r_rabbi_k1", "lippens_heldout_r_rabbi_k1", "lippens_gap_reliability_k1"):
         assert np.isfinite(glued[name]) and -1.0 <= glued[name] <= 1.0, name
     assert glued["n_perm"] == params["n_perm"] and glued["n_splits"] == params["n_splits"]
+
+
+def test_the_landing_page_quotes_only_keys_this_chapter_glues(glued):
+    """book/intro.md pastes this chapter's findings by cross-document glue; every key it names must exist here."""
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    keys = re.findall(rf"\{{glue:text\}}`/build/notebooks/{STEM}\.ipynb::([a-z0-9_]+)", intro)
+    assert len(keys) >= 8
+    assert sorted(set(keys) - set(glued)) == []
