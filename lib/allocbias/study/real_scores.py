@@ -796,6 +796,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_n_scores": int(len(lip_all)),
         "lippens_n_pools": int(lip["vacancy_id"].nunique()),
         "lippens_n_job_types": int(lip["job_type"].nunique()),
+        "lippens_n_groups": int(lip["group"].nunique()),
+        "lippens_n_other_groups": int(lip["group"].nunique() - 1),
         "lippens_n_flagged": int(len(lip_all) - len(lip)),
         "lippens_min_ir_k1": float(low["impact_ratio"]),
         "lippens_min_ir_k1_group": str(low["group"]),
