@@ -289,7 +289,7 @@ def test_every_correlation_stands_beside_its_controls(glued, params, nb):
     assert sum("held-out r" in t and "null: mean" in t for t in _outputs_text(nb)) == 1
 
 
-def test_unknown_parameter_and_bad_counts_fail(tmp_path):
+def test_a_permutation_count_below_one_fails(tmp_path):
     from allocbias.book import execute_notebook
 
     with pytest.raises(Exception, match="n_perm"):

@@ -770,8 +770,7 @@ def _histogram_bins(grid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
     same = lo_ == hi_
     lo_ = np.where(same, lo_ - 0.5, lo_)
     hi_ = np.where(same, hi_ + 0.5, hi_)
-    edges = lo_[..., None] + (hi_ - lo_)[..., None] * (np.arange(nb + 1) / nb)  # np.linspace
-    edges[..., -1] = hi_  # linspace's endpoint is exact
+    edges = np.linspace(lo_, hi_, nb + 1, axis=-1)  # the edges numpy.histogram_bin_edges computes, to the last bit
     x = np.clip(grid, lo_, hi_)  # values outside [lo, hi] hold no count of either group
     idx = ((x - lo_) / (hi_ - lo_) * nb).astype(np.intp)
     idx[idx == nb] -= 1
