@@ -254,6 +254,11 @@ def test_findings_tables_cover_every_data_set_metric_and_k(findings):
     assert set(findings.ndcg["ranking"]) == {"re-cinq: 4 models", "re-cinq placebo edits: 4 models",
                                              "re-cinq prompt lab: 4 strategies"}
     assert findings.counts["flagged"].sum() >= 2  # the planted refusals are counted, not dropped silently
+    counts = findings.counts.set_index("data set")
+    lip, names = counts.loc[real_scores.DATASET_LABELS["lippens"]], counts.loc[real_scores.DATASET_LABELS["recinq"]]
+    assert (lip["models"], lip["systems"], lip["pools"], lip["groups"]) == (1, 6, 48, 6)
+    assert (names["models"], names["systems"], names["pools"], names["groups"]) == (4, 12, 60, 4)
+    assert names["flagged"] == 1 and lip["flagged"] == 1
     assert {"skewness", "excess_kurtosis"} <= set(findings.shapes.columns)
 
 

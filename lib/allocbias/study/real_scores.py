@@ -542,11 +542,15 @@ def _ks(pool_size: int, k_max: int | None) -> list[int]:
     return list(range(1, (top if k_max is None else min(top, k_max)) + 1))
 
 
-def _counts_row(name: str, frame: pd.DataFrame, valid: pd.DataFrame, system: str, pool: str | None) -> dict:
+def _counts_row(name: str, frame: pd.DataFrame, valid: pd.DataFrame, system: Sequence[str], pool: Sequence[str]
+                ) -> dict:
+    """One row of the counts table: rows read, valid scores, flagged rows, models, systems (the cells of Table 1),
+    pools (the units whose group labels the null shuffles and the held-out test splits) and groups."""
+    models = int(valid["model"].nunique()) if "model" in valid.columns else 1
     return {"data set": DATASET_LABELS.get(name, name), "rows": int(len(frame)), "valid scores": int(len(valid)),
-            "flagged": int(len(frame) - len(valid)), "systems": int(valid[system].nunique()),
-            "groups": int(valid["group"].nunique()),
-            "pools": int(valid[pool].nunique()) if pool else int(valid.groupby(system).ngroups)}
+            "flagged": int(len(frame) - len(valid)), "models": models,
+            "systems": int(valid.groupby(list(system)).ngroups),
+            "pools": int(valid.groupby([*system, *pool]).ngroups), "groups": int(valid["group"].nunique())}
 
 
 def _with_key(frame: pd.DataFrame, name: str, columns: Sequence[str]) -> pd.DataFrame:
@@ -680,7 +684,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     lip_all = frames["lippens"]
     _require(lip_all, ["vacancy_id", "job_type", "group", "score", "valid"], "the Lippens table")
     lip = lip_all[lip_all["valid"].astype(bool)]
-    counts.append(_counts_row("lippens", lip_all, lip, "job_type", "vacancy_id"))
+    counts.append(_counts_row("lippens", lip_all, lip, ["job_type"], ["vacancy_id"]))
     lip_pool = int(lip.groupby("vacancy_id").size().max())
     lip_ks = _ks(lip_pool, k_max)
     t, p = _controls("lippens", lip, gap="dDP", reference=references["lippens"], k=lip_ks, design="pools",
@@ -713,8 +717,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
         raise ValueError(f"the re-cinq table has no valid row of the reference variant {references['recinq']!r}")
     names_reference = name_labels(reference_rows.head(1)).iloc[0]
     names = names.assign(group=name_labels(names))
-    counts.append(_counts_row("recinq", rc_all[rc_all["axis"] == "firstName"], names, "model", None)
-                  | {"pools": int(names.groupby(["model", "job", "run"]).ngroups)})
+    counts.append(_counts_row("recinq", rc_all[rc_all["axis"] == "firstName"], names, ["model", "job"], ["run"]))
     rc_ks = _ks(int(names["group"].nunique()), k_max)
     t, p = _controls("recinq", names, gap="dDP", reference=names_reference, k=rc_ks, design="draws",
                      system=["model", "job"], pool="run", **control)
@@ -731,8 +734,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
 
     # re-cinq placebo against placebo: the empirical floor
     placebo = rc_valid[rc_valid["placebo"].astype(bool)]
-    counts.append(_counts_row("recinq_placebo", rc_all[rc_all["placebo"].astype(bool)], placebo, "model", None)
-                  | {"pools": int(placebo.groupby(["model", "job", "run"]).ngroups)})
+    counts.append(_counts_row("recinq_placebo", rc_all[rc_all["placebo"].astype(bool)], placebo, ["model", "job"],
+                              ["run"]))
     pl_ks = _ks(int(placebo["group"].nunique()), k_max)
     t, p = _controls("recinq_placebo", placebo, gap="dDP", reference=references["recinq_placebo"], k=pl_ks,
                      design="draws", system=["model", "job"], pool="run", **control)
@@ -758,8 +761,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     jd_all = frames["jderbysh"]
     _require(jd_all, ["model", "job", "group", "qualified", "score", "valid"], "the jderbysh table")
     jd = jd_all[jd_all["valid"].astype(bool)]
-    counts.append(_counts_row("jderbysh", jd_all, jd, "model", None)
-                  | {"pools": int(jd.groupby(["model", "job"]).ngroups)})
+    counts.append(_counts_row("jderbysh", jd_all, jd, ["model", "job"], ["resume"]))
     jd_ks = _ks(int(jd["group"].nunique()), k_max)
     for gap in ("dDP", "dEO"):
         t, p = _controls("jderbysh", jd, gap=gap, reference=references["jderbysh"], k=jd_ks, design="draws",
