@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import metrics, selection, validity
+from allocbias import selection
 from allocbias.study import RealScoreFindings, real_scores, real_scores_findings
 
 REQUIRED_KEYS = [
