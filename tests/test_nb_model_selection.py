@@ -168,3 +168,22 @@ def test_paper_table_is_complete_and_sourced(glued):
     bound = paper.loc[paper["claim"] == "rabbi_ndcg10_resume_screening", "value"].iloc[0]
     assert glued["paper_ndcg10_bound"] == pytest.approx(bound)
     assert glued["paper_n_claims"] == len(paper)
+
+
+def test_ndcg_stands_beside_its_controls(glued, params):
+    """NDCG beside a random ordering, its permutation null and its held-out value (issue 22)."""
+    from allocbias.validity import expected_random_ndcg, ndcg_words
+
+    assert glued["n_perm"] == params["n_perm"] and glued["n_splits"] == params["n_splits"]
+    n_systems = len(params["systems"])
+    for gap in ("dDP", "dEO"):
+        assert 0.0 <= glued[f"ctl_gap_heldout_{gap}"] <= 1.0
+        for metric in ("rabbi", "avg_gap", "jsd", "emd"):
+            t = f"{gap}_{metric}"
+            assert glued[f"ctl_null_lo_{t}"] <= glued[f"ctl_null_mean_{t}"] <= glued[f"ctl_null_hi_{t}"]
+            assert glued[f"ctl_heldout_lo_{t}"] <= glued[f"ctl_heldout_mean_{t}"] <= glued[f"ctl_heldout_hi_{t}"]
+            assert glued[f"ctl_random_hi_{t}"] > expected_random_ndcg(n_systems, n_systems)
+            words = ndcg_words({key: glued[f"ctl_{key}_{t}"] for key in ("ndcg", "random_hi", "null_lo", "null_hi",
+                                                                         "heldout_mean")})
+            for key, word in words.items():
+                assert glued[f"ctl_{key}_word_{t}"] == word

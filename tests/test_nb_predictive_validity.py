@@ -264,3 +264,34 @@ def test_the_model_part_word_follows_the_shares(glued):
 def test_the_name_intervals_that_miss_their_estimate_are_counted(glued):
     assert glued["nb_n_intervals"] == 2 * (4 * 2 + 2)  # (4 metrics x 2 gaps + 2 differences) x (pooled, within)
     assert 0 <= glued["nb_n_outside"] <= glued["nb_n_intervals"]
+
+
+def test_every_correlation_stands_beside_its_controls(glued, params, nb):
+    """The permutation null, the held-out r and the gap's reliability beside every r of Table 1 (issue 22)."""
+    from allocbias.validity import control_words, order_word
+
+    assert glued["n_perm"] == params["n_perm"] and glued["n_splits"] == params["n_splits"]
+    for metric in METRICS:
+        for gap in GAPS:
+            t = f"{metric}_{gap}"
+            assert -1.0 <= glued[f"ctl_r_{t}"] <= 1.0
+            assert glued[f"ctl_null_lo_{t}"] <= glued[f"ctl_null_mean_{t}"] <= glued[f"ctl_null_hi_{t}"]
+            assert glued[f"ctl_heldout_lo_{t}"] <= glued[f"ctl_heldout_mean_{t}"] <= glued[f"ctl_heldout_hi_{t}"]
+            assert 0.0 <= glued[f"ctl_null_percentile_{t}"] <= 100.0
+            assert glued[f"ctl_ceiling_{t}"] == pytest.approx(math.sqrt(max(glued[f"ctl_reliability_{t}"], 0.0)))
+            words = control_words({key: glued[f"ctl_{key}_{t}"] for key in ("r", "null_lo", "null_hi", "heldout_lo")})
+            assert glued[f"ctl_verdict_{t}"] == words["verdict"] and glued[f"ctl_null_word_{t}"] == words["null"]
+            assert 0 <= glued[f"ctl_ir_below_{t}"] <= glued["n_points"]
+            assert glued[f"ctl_ir_null_mean_{t}"] <= glued[f"ctl_ir_null_hi_{t}"] + 1e-9
+    for gap in GAPS:
+        assert glued[f"ctl_heldout_order_{gap}"] == order_word(glued[f"ctl_heldout_mean_rabbi_{gap}"],
+                                                               glued[f"ctl_heldout_mean_avg_gap_{gap}"])
+    assert sum("held-out r" in t and "null: mean" in t for t in _outputs_text(nb)) == 1
+
+
+def test_a_permutation_count_below_one_fails(tmp_path):
+    from allocbias.book import execute_notebook
+
+    with pytest.raises(Exception, match="n_perm"):
+        execute_notebook(SOURCE, tmp_path / "out.ipynb", {"n_perm": 0, "rounds": 50, "n_name_boot": 2,
+                                                          "n_system_boot": 10, "essay_rounds": 50}, cwd=ROOT)

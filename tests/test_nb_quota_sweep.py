@@ -119,3 +119,31 @@ def test_mirror_symmetry_and_linearity(glued):
     assert glued["rabbi_mirror_error"] < 1e-9
     # g_k(u) is closest to RABBI's 2u - 1 at half the pool, whatever the data
     assert glued["most_linear_k"] == 4
+
+
+def test_the_sweep_stands_beside_its_controls(glued, params):
+    """Permutation null, held-out r and the gap's reliability at every quota (issue 22)."""
+    from allocbias.validity import control_words, order_word
+
+    quotas = sorted(set(params["ks"]))
+    assert glued["n_perm"] == params["n_perm"] and glued["n_splits"] == params["n_splits"]
+    for metric in METRICS:
+        for gap in GAPS:
+            verdicts, held, ceiling = [], [], []
+            for q in quotas:
+                t = f"{metric}_{gap}_k{q}"
+                assert glued[f"ctl_null_lo_{t}"] <= glued[f"ctl_null_mean_{t}"] <= glued[f"ctl_null_hi_{t}"]
+                assert glued[f"ctl_heldout_lo_{t}"] <= glued[f"ctl_heldout_mean_{t}"] <= glued[f"ctl_heldout_hi_{t}"]
+                assert glued[f"ctl_ceiling_{t}"] == pytest.approx(math.sqrt(max(glued[f"ctl_reliability_{t}"], 0.0)))
+                words = control_words({key: glued[f"ctl_{key}_{t}"] for key in ("r", "null_lo", "null_hi", "heldout_lo")})
+                assert glued[f"ctl_verdict_{t}"] == words["verdict"]
+                verdicts.append(words["verdict"])
+                held.append(glued[f"ctl_heldout_mean_{t}"])
+                ceiling.append(glued[f"ctl_ceiling_{t}"])
+            assert glued[f"ctl_n_k_both_{metric}_{gap}"] == verdicts.count("survives both controls")
+            assert glued[f"ctl_heldout_min_{metric}_{gap}"] == pytest.approx(min(held))
+            assert glued[f"ctl_heldout_max_{metric}_{gap}"] == pytest.approx(max(held))
+            assert glued[f"ctl_ceiling_min_{metric}_{gap}"] == pytest.approx(min(ceiling))
+    first = quotas[0]
+    assert glued["ctl_heldout_order_first"] == order_word(glued[f"ctl_heldout_mean_rabbi_dDP_k{first}"],
+                                                          glued[f"ctl_heldout_mean_avg_gap_dDP_k{first}"])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from allocbias.metrics import bias_table
 from allocbias.selection import exact_draw_rates, exact_gaps, exact_pool_rates
@@ -170,6 +172,7 @@ def test_ndcg_controls_observed_equals_ndcg_table():
     assert len(both) == 4 * 5
     np.testing.assert_allclose(both["ndcg"], both["ndcg_table"], atol=1e-12)
     assert (out["random_ndcg"] < out["random_hi"]).all()
+    assert out.groupby("n")["random_hi"].nunique().eq(1).all()  # one random reference per cut-off
     assert set(out.columns) >= {"null_mean", "null_lo", "null_hi", "null_percentile", "heldout_mean",
                                 "gap_heldout_mean"}
 
@@ -234,3 +237,68 @@ def test_control_words_follow_the_numbers():
     assert order_word(0.5, 0.4) == "higher than"
     with pytest.raises(ValueError, match="two finite numbers"):
         order_word(float("nan"), 0.1)
+
+
+def test_per_group_rows_use_each_groups_points():
+    cands = synthetic(n_systems=10, n_pools=6, shift=1.0, seed=9)
+    res = validity_controls(cands, reference="A", k=1, metrics=["rabbi"], n_perm=20, n_splits=4, per_group=True)
+    assert list(res.table["group"]) == ["B", "C", "D"]
+    for row in res.table.itertuples():
+        part = res.points[res.points["group"] == row.group]
+        assert row.n_points == 10
+        assert row.r == pytest.approx(pearson(part["rabbi"], part["dDP"]).r)
+        assert row.ir_below_08 == int((part["impact_ratio"] < 0.8).sum())
+
+
+def test_controls_glue_keys_values_and_words():
+    from allocbias.validity import control_words, controls_glue
+
+    cands = synthetic(n_systems=8, n_pools=6, shift=1.0, seed=2)
+    t = pd.concat([validity_controls(cands, reference="A", k=[1, 2], gap=g, n_perm=10, n_splits=3,
+                                     qualified="qualified").table for g in ("dDP", "dEO")], ignore_index=True)
+    g = controls_glue(t, prefix="c")
+    row = t[(t["metric"] == "emd") & (t["gap"] == "dEO") & (t["k"] == 2)].iloc[0]
+    assert g["c_heldout_mean_emd_dEO_k2"] == row["heldout_mean"]
+    assert g["c_verdict_emd_dEO_k2"] == control_words(row)["verdict"]
+    held = t[(t["gap"] == "dDP") & (t["k"] == 1)].set_index("metric")["heldout_mean"]
+    expected = "higher than" if held["rabbi"] > held["avg_gap"] else "lower than" if held["rabbi"] < held["avg_gap"] else "equal to"
+    assert g["c_heldout_order_dDP_k1"] == expected
+    one_k = controls_glue(t[t["k"] == 1])
+    assert "ctl_r_rabbi_dDP" in one_k and not any(key.endswith("_k1") for key in one_k)
+    per = validity_controls(cands, reference="A", k=1, n_perm=10, n_splits=3, per_group=True).table
+    pg = controls_glue(per)
+    assert pg["ctl_n_groups_rabbi_dDP"] == 3
+    assert 0 <= pg["ctl_n_both_rabbi_dDP"] <= min(pg["ctl_n_above_rabbi_dDP"], pg["ctl_n_holds_rabbi_dDP"])
+    with pytest.raises(ValueError, match="more than one row per"):
+        controls_glue(pd.concat([t, t]))
+
+
+def test_ndcg_words_follow_the_numbers():
+    from allocbias.validity import ndcg_words
+
+    row = {"ndcg": 0.99, "random_hi": 0.9, "null_lo": 0.8, "null_hi": 0.95, "heldout_mean": 0.92}
+    assert ndcg_words(row) == {"observed": "above", "null": "above", "heldout": "above"}
+    assert ndcg_words(row | {"ndcg": 0.7, "heldout_mean": 0.9}) == {"observed": "within", "null": "below",
+                                                                    "heldout": "within"}
+    with pytest.raises(ValueError, match="no 'heldout_mean'"):
+        ndcg_words({"ndcg": 1.0, "random_hi": 0.9, "null_lo": 0.1, "null_hi": 0.2})
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 3]))
+def test_metrics_from_counts_equal_bias_table_on_random_scores(seed, decimals):
+    """Ties (few decimals) or none (continuous): every metric from the count tensor equals bias_table's."""
+    rng = np.random.default_rng(seed)
+    n_sys, n_pool = 3, 4
+    cands = pd.DataFrame({"system": np.repeat(np.arange(n_sys), n_pool * 3), "pool": np.tile(np.repeat(np.arange(n_pool), 3), n_sys),
+                          "group": np.tile(list("ABC"), n_sys * n_pool)})
+    cands["score"] = np.round(rng.normal(0, 1, len(cands)) * rng.choice([0.01, 1, 100]), decimals)
+    try:
+        res = validity_controls(cands, reference="A", k=1, n_perm=1, n_splits=1)
+    except ValueError as exc:  # a metric constant over the points: r is undefined, and the error says so
+        assert "is constant" in str(exc)
+        assume(False)
+    bt = bias_table(cands, "score", "group", "A", by=["system"])
+    both = res.points.merge(bt, on=["system", "group"], suffixes=("", "_bt"))
+    for m in METRICS:
+        np.testing.assert_allclose(both[m], both[f"{m}_bt"], atol=1e-9, err_msg=m)

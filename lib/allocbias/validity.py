@@ -37,7 +37,9 @@ __all__ = [
     "fairness_ranking",
     "ndcg_at",
     "ndcg_controls",
+    "ndcg_words",
     "control_words",
+    "controls_glue",
     "order_word",
     "ndcg_table",
     "pearson",
@@ -768,8 +770,7 @@ def _histogram_bins(grid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
     same = lo_ == hi_
     lo_ = np.where(same, lo_ - 0.5, lo_)
     hi_ = np.where(same, hi_ + 0.5, hi_)
-    edges = lo_[..., None] + (hi_ - lo_)[..., None] * (np.arange(nb + 1) / nb)  # np.linspace
-    edges[..., -1] = hi_  # linspace's endpoint is exact
+    edges = np.linspace(lo_, hi_, nb + 1, axis=-1)  # the edges numpy.histogram_bin_edges computes, to the last bit
     x = np.clip(grid, lo_, hi_)  # values outside [lo, hi] hold no count of either group
     idx = ((x - lo_) / (hi_ - lo_) * nb).astype(np.intp)
     idx[idx == nb] -= 1
@@ -1044,6 +1045,7 @@ def validity_controls(
     group: str = "group",
     score: str = "score",
     qualified: str | None = None,
+    per_group: bool = False,
 ) -> ValidityControls:
     r"""Predictive validity of bias metrics with its controls: a permutation null, a held-out r, the gap's reliability.
 
@@ -1092,6 +1094,9 @@ def validity_controls(
         Permutations, split halves and the seed of both (the same seed gives the same tables).
     system, pool, group, score, qualified
         Column names; ``system`` may be a list (e.g. ``["system", "job"]``: one cell per system and job).
+    per_group
+        One row per (group, metric, k) instead of per (metric, k): every statistic over that group's points
+        only (one per system), the permutations and splits shared by all groups.
 
     Returns
     -------
@@ -1119,38 +1124,45 @@ def validity_controls(
                                                     seed, cell_cols, pool, group, score, qualified)
     observed, perm, half_a, half_b = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
     obs_metrics, obs_gap, obs_ratio = observed
+    others = [g for g in range(len(lay.groups)) if g != lay.ref]
+    n_cells = len(lay.cells)
+    if per_group:
+        selections = [({group: lay.groups[g]}, np.arange(n_cells) * len(others) + i) for i, g in enumerate(others)]
+    else:
+        selections = [({}, np.arange(n_cells * len(others)))]
     rows = []
-    for ki, kk in enumerate(lay.ks):
-        below = (perm[2][:, ki] < 0.8).sum(-1).astype(float)
-        for m in metrics:
-            x, y = obs_metrics[m][0], _transform(m, obs_gap[0, ki])
-            ok = np.isfinite(x) & np.isfinite(y)
-            try:
-                res = pearson(x[ok], y[ok])
-            except ValueError as exc:
-                raise ValueError(f"correlating {m!r} with {gap!r} at k={kk}: {exc}") from exc
-            null = _row_r(perm[0][m], _transform(m, perm[1][:, ki]))
-            held = _row_r(half_a[0][m], _transform(m, half_b[1][:, ki]))
-            rel = _row_r(_transform(m, half_a[1][:, ki]), _transform(m, half_b[1][:, ki]))
-            null_mean, null_lo, null_hi = _quantiles(null)
-            held_mean, held_lo, held_hi = _quantiles(held)
-            rel_mean, rel_lo, rel_hi = _quantiles(rel)
-            valid = null[np.isfinite(null)]
-            rows.append(dict(
-                metric=m, k=kk, gap=gap, n_points=res.n, r=res.r, r_lo=res.ci_low, r_hi=res.ci_high, p=res.pvalue,
-                null_mean=null_mean, null_lo=null_lo, null_hi=null_hi,
-                null_percentile=100.0 * float((valid <= res.r).mean()) if valid.size else float("nan"),
-                p_perm=float((1 + (valid >= res.r).sum()) / (1 + valid.size)),
-                heldout_mean=held_mean, heldout_lo=held_lo, heldout_hi=held_hi,
-                reliability=rel_mean, reliability_lo=rel_lo, reliability_hi=rel_hi,
-                ceiling=float(np.sqrt(max(rel_mean, 0.0))) if np.isfinite(rel_mean) else float("nan"),
-                ir_below_08=int((obs_ratio[0, ki] < 0.8).sum()), ir_below_08_null_mean=float(below.mean()),
-                ir_below_08_null_hi=float(np.quantile(below, 0.975)), n_perm=n_perm, n_splits=n_splits))
+    for label, cols in selections:
+        for ki, kk in enumerate(lay.ks):
+            below = (perm[2][:, ki][:, cols] < 0.8).sum(-1).astype(float)
+            for m in metrics:
+                x, y = obs_metrics[m][0, cols], _transform(m, obs_gap[0, ki, cols])
+                ok = np.isfinite(x) & np.isfinite(y)
+                where = f" ({group} {label[group]!r})" if label else ""
+                try:
+                    res = pearson(x[ok], y[ok])
+                except ValueError as exc:
+                    raise ValueError(f"correlating {m!r} with {gap!r} at k={kk}{where}: {exc}") from exc
+                null = _row_r(perm[0][m][:, cols], _transform(m, perm[1][:, ki][:, cols]))
+                held = _row_r(half_a[0][m][:, cols], _transform(m, half_b[1][:, ki][:, cols]))
+                rel = _row_r(_transform(m, half_a[1][:, ki][:, cols]), _transform(m, half_b[1][:, ki][:, cols]))
+                null_mean, null_lo, null_hi = _quantiles(null)
+                held_mean, held_lo, held_hi = _quantiles(held)
+                rel_mean, rel_lo, rel_hi = _quantiles(rel)
+                valid = null[np.isfinite(null)]
+                rows.append(dict(
+                    **label, metric=m, k=kk, gap=gap, n_points=res.n, r=res.r, r_lo=res.ci_low, r_hi=res.ci_high,
+                    p=res.pvalue, null_mean=null_mean, null_lo=null_lo, null_hi=null_hi,
+                    null_percentile=100.0 * float((valid <= res.r).mean()) if valid.size else float("nan"),
+                    p_perm=float((1 + (valid >= res.r).sum()) / (1 + valid.size)),
+                    heldout_mean=held_mean, heldout_lo=held_lo, heldout_hi=held_hi,
+                    reliability=rel_mean, reliability_lo=rel_lo, reliability_hi=rel_hi,
+                    ceiling=float(np.sqrt(max(rel_mean, 0.0))) if np.isfinite(rel_mean) else float("nan"),
+                    ir_below_08=int((obs_ratio[0, ki, cols] < 0.8).sum()), ir_below_08_null_mean=float(below.mean()),
+                    ir_below_08_null_hi=float(np.quantile(below, 0.975)), n_perm=n_perm, n_splits=n_splits))
     table = pd.DataFrame(rows)
     for c in ("null_mean", "null_lo", "null_hi", "heldout_mean", "heldout_lo", "heldout_hi", "reliability",
               "reliability_lo", "reliability_hi"):
         table[c] = table[c].astype(float)
-    others = [g for g in range(len(lay.groups)) if g != lay.ref]
     base = lay.cells.loc[np.repeat(np.arange(len(lay.cells)), len(others))].reset_index(drop=True)
     base[group] = [lay.groups[g] for _ in range(len(lay.cells)) for g in others]
     frames = []
@@ -1263,6 +1275,10 @@ def ndcg_controls(
         return np.where(np.isnan(out), np.inf, out).transpose(0, 2, 1)
 
     rng = np.random.default_rng(seed)
+    random_hi = {}  # one set of random orderings per cut-off, shared by every metric and quota
+    for n in cutoffs:
+        chance = random_ndcg_values(n_models, n, seed=int(seed))
+        random_hi[n] = float(np.quantile(rng.choice(chance, size=(n_random, n_subtasks)).mean(axis=1), 0.975))
     rows = []
     for ki, kk in enumerate(lay.ks):
         gap_obs, gap_perm = rms(observed[1][:, ki]), rms(perm[1][:, ki])
@@ -1275,11 +1291,9 @@ def ndcg_controls(
             null_mean, null_lo, null_hi = _quantiles(null)
             held_mean, held_lo, held_hi = _quantiles(held)
             for i, n in enumerate(cutoffs):
-                chance = random_ndcg_values(n_models, n, seed=int(seed))
-                draws = rng.choice(chance, size=(n_random, n_subtasks)).mean(axis=1)
                 rows.append(dict(
                     metric=m, k=kk, gap=gap, n=n, ndcg=float(obs[i]), random_ndcg=expected_random_ndcg(n_models, n),
-                    random_hi=float(np.quantile(draws, 0.975)), null_mean=float(null_mean[i]),
+                    random_hi=random_hi[n], null_mean=float(null_mean[i]),
                     null_lo=float(null_lo[i]), null_hi=float(null_hi[i]),
                     null_percentile=100.0 * float((null[:, i] <= obs[i] + 1e-12).mean()),
                     heldout_mean=float(held_mean[i]), heldout_lo=float(held_lo[i]), heldout_hi=float(held_hi[i]),
@@ -1322,3 +1336,84 @@ def order_word(x: float, y: float, *, tolerance: float = 0.0) -> str:
     if not (np.isfinite(x) and np.isfinite(y)):
         raise ValueError(f"order_word needs two finite numbers, got {x!r} and {y!r}")
     return "higher than" if x - y > tolerance else "lower than" if y - x > tolerance else "equal to"
+
+
+_GLUE_FIELDS = ("r", "null_mean", "null_lo", "null_hi", "null_percentile", "heldout_mean", "heldout_lo",
+                "heldout_hi", "reliability", "ceiling")
+
+
+def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "group") -> dict[str, object]:
+    """The scalars and words a chapter glues from a (concatenated) :attr:`ValidityControls.table`.
+
+    Per row (metric, gap and, when the table holds several quotas, ``k``): ``{prefix}_{field}_{metric}_{gap}[_k{k}]``
+    for the fields ``r, null_mean, null_lo, null_hi, null_percentile, heldout_mean, heldout_lo, heldout_hi,
+    reliability, ceiling``, the words of :func:`control_words` (``null_word``, ``heldout_word``, ``verdict``), and
+    ``ir_below``, ``ir_null_mean``, ``ir_null_hi``. Per (gap[, k]): ``{prefix}_heldout_order_{gap}[_k{k}]``, RABBI's
+    held-out r against δ's (:func:`order_word`), when both are in the table. A table with a ``group`` column
+    (``per_group=True``) gives instead, per (metric, gap[, k]), the number of groups whose r is above its null
+    (``n_above``), whose held-out r holds (``n_holds``), both (``n_both``), the groups counted (``n_groups``) and the
+    smallest and largest held-out mean (``heldout_min``, ``heldout_max``).
+
+    >>> t = pd.DataFrame({"metric": ["rabbi"], "gap": ["dDP"], "k": [1], "r": [0.9], "null_mean": [0.6],
+    ...                   "null_lo": [0.5], "null_hi": [0.7], "null_percentile": [100.0], "heldout_mean": [0.4],
+    ...                   "heldout_lo": [0.2], "heldout_hi": [0.6], "reliability": [0.5], "ceiling": [0.71],
+    ...                   "ir_below_08": [3], "ir_below_08_null_mean": [1.5], "ir_below_08_null_hi": [4.0]})
+    >>> g = controls_glue(t)
+    >>> g["ctl_heldout_mean_rabbi_dDP"], g["ctl_verdict_rabbi_dDP"], g["ctl_ir_below_rabbi_dDP"]
+    (0.4, 'survives both controls', 3)
+    """
+    needed = ["metric", "gap", "k", *_GLUE_FIELDS, "ir_below_08", "ir_below_08_null_mean", "ir_below_08_null_hi"]
+    _check_frame(table, needed, "table")
+    multi_k = table["k"].nunique() > 1
+    out: dict[str, object] = {}
+
+    def tag(row: Mapping) -> str:
+        return f"{row['metric']}_{row['gap']}" + (f"_k{int(row['k'])}" if multi_k else "")
+
+    if group in table.columns:
+        for (metric, gap, k), part in table.groupby(["metric", "gap", "k"], sort=False):
+            words = [control_words(row) for _, row in part.iterrows()]
+            t = tag({"metric": metric, "gap": gap, "k": k})
+            out[f"{prefix}_n_above_{t}"] = sum(w["null"] == "above" for w in words)
+            out[f"{prefix}_n_holds_{t}"] = sum(w["heldout"] == "holds" for w in words)
+            out[f"{prefix}_n_both_{t}"] = sum(w["verdict"] == "survives both controls" for w in words)
+            out[f"{prefix}_n_groups_{t}"] = len(part)
+            out[f"{prefix}_heldout_min_{t}"] = float(part["heldout_mean"].min())
+            out[f"{prefix}_heldout_max_{t}"] = float(part["heldout_mean"].max())
+        return out
+    if table.duplicated(["metric", "gap", "k"]).any():
+        raise ValueError("table has more than one row per (metric, gap, k); pass per-group tables with their group column")
+    for _, row in table.iterrows():
+        t = tag(row)
+        for field in _GLUE_FIELDS:
+            out[f"{prefix}_{field}_{t}"] = float(row[field])
+        words = control_words(row)
+        out[f"{prefix}_null_word_{t}"] = words["null"]
+        out[f"{prefix}_heldout_word_{t}"] = words["heldout"]
+        out[f"{prefix}_verdict_{t}"] = words["verdict"]
+        out[f"{prefix}_ir_below_{t}"] = int(row["ir_below_08"])
+        out[f"{prefix}_ir_null_mean_{t}"] = float(row["ir_below_08_null_mean"])
+        out[f"{prefix}_ir_null_hi_{t}"] = float(row["ir_below_08_null_hi"])
+    for (gap, k), part in table.groupby(["gap", "k"], sort=False):
+        held = part.set_index("metric")["heldout_mean"]
+        if {"rabbi", "avg_gap"} <= set(held.index):
+            suffix = f"{gap}" + (f"_k{int(k)}" if multi_k else "")
+            out[f"{prefix}_heldout_order_{suffix}"] = order_word(float(held["rabbi"]), float(held["avg_gap"]))
+    return out
+
+
+def ndcg_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
+    """Words for one row of :func:`ndcg_controls`: ``"above"`` or ``"within"`` a random ordering's range (its
+    97.5th percentile ``random_hi``) for the observed NDCG (``observed``) and the held-out mean (``heldout``), and
+    ``"above"``, ``"inside"`` or ``"below"`` the permutation null's 95% range (``null``).
+
+    >>> ndcg_words({"ndcg": 0.95, "random_hi": 0.9, "null_lo": 0.8, "null_hi": 0.97, "heldout_mean": 0.85})
+    {'observed': 'above', 'null': 'inside', 'heldout': 'within'}
+    """
+    for key in ("ndcg", "random_hi", "null_lo", "null_hi", "heldout_mean"):
+        if key not in row:
+            raise ValueError(f"row has no {key!r}: pass a row of ndcg_controls' table")
+    ndcg, rand_hi, lo, hi, held = (float(row[k]) for k in ("ndcg", "random_hi", "null_lo", "null_hi", "heldout_mean"))
+    return {"observed": "above" if ndcg > rand_hi else "within",
+            "null": "above" if ndcg > hi else "below" if ndcg < lo else "inside",
+            "heldout": "above" if held > rand_hi else "within"}
