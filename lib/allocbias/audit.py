@@ -711,7 +711,8 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     interval ``rate_low``/``rate_high``, the ``impact_ratio`` (its ratio to the highest group's rate, ``DI_median``)
     with its interval, the ``four_fifths_flag`` (impact ratio below 0.8: a screening rule, never a verdict), the
     distribution-wide ``auc_di`` and ``p_fair`` of the DI curve (flat prior), ``excluded`` (the 2% rule) and
-    ``interval_warning``. The intervals treat each audited prompt as one applicant.
+    ``interval_warning``. The intervals treat each audited prompt as one applicant. A table without the ``sex`` and
+    ``race`` columns gets one table (``table == "group"``) of its ``group`` column.
 
     >>> df = pd.DataFrame({"gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8,
     ...                    "group": ["Female White"] * 4 + ["Male White"] * 4, "score": [1, 2, 3, 4, 3, 4, 5, 6]})
@@ -721,8 +722,15 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     """
     from . import ll144
 
-    _require(scores, [score, sex, race], "scores")
-    audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
+    if sex in scores.columns and race in scores.columns:
+        _require(scores, [score], "scores")
+        audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
+    else:  # a score table with one group column: one table of those groups
+        _require(scores, [score, group], "scores")
+        audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score)
+        audit.table["table"] = "group"
+        if audit.regression is not None:
+            audit.regression["category"] = "group"
     table = audit.table
     reg = audit.regression.rename(columns={"category": "category_label"}) if audit.regression is not None else None
     out = pd.DataFrame({
