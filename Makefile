@@ -22,7 +22,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 .PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
 
 # Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
-NBVAL_CHAPTERS := 03_decisions 11_why_averages_fail 12_local_law_144
+NBVAL_CHAPTERS := 03_decisions 12_why_averages_fail 13_local_law_144
 
 help:
 	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"
