@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from allocbias import rankings
+from allocbias import name_matching, rankings
 from allocbias.data import GROUPS
 
 
@@ -83,19 +83,19 @@ def parse_rules(args):
     answers, ranks = rankings.read_answers(), rankings.read_rankings()
     answers = answers.iloc[: args.n_answers]
     prompts = rankings.prompt_names(answers, ranks[ranks["answer_id"].isin(answers["answer_id"])])
-    cached = rankings._name_pattern
+    cached = name_matching.name_pattern
     uncached = cached.__wrapped__
     for rule in ("strict", "fuzzy"):
         cached.cache_clear()
         t_cached = best_time(lambda: rankings.rule_rankings(answers, prompts, rule), args.repeat)
         with_cache = rankings.rule_rankings(answers, prompts, rule)
-        rankings._name_pattern = lambda name: uncached(name)
+        name_matching.name_pattern = lambda name, hyphenated=False: uncached(name, hyphenated)
         try:
             re.purge()  # and without the re module's own cache of compiled patterns
             t_fresh = best_time(lambda: (re.purge(), rankings.rule_rankings(answers, prompts, rule)), args.repeat)
             fresh = rankings.rule_rankings(answers, prompts, rule)
         finally:
-            rankings._name_pattern = cached
+            name_matching.name_pattern = cached
         assert with_cache.equals(fresh), f"rule {rule}: cached and fresh patterns give different rankings"
         print(f"rule {rule!r} on {len(answers)} answers: cached patterns {t_cached:.3f} s, "
               f"compiled per answer {t_fresh:.3f} s, ratio {t_fresh / t_cached:.1f}x")

@@ -22,14 +22,14 @@ Pure functions over tidy tables; every random step takes a ``seed``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .name_matching import fold_name, mention_order
 
 __all__ = [
     "FEMALE_STEREOTYPED_JOBS",
@@ -291,32 +291,19 @@ def pivot_attempts(items: pd.DataFrame) -> pd.DataFrame:
 # ====================================================================================================
 # winner detection
 # ====================================================================================================
-_APOSTROPHES = "['\u2019]"
-# Name boundaries: not inside a longer word, hyphenated name ("Mary" in "Mary-Jane") or elided name
-# ("Brien" in "O'Brien"); a possessive "'s" after the name is allowed ("Mary's resume").
-_BEFORE = r"(?<![\w-])(?<!\w['\u2019])"
-_AFTER = r"(?![\w-])(?!['\u2019](?!s\b)\w)"
-
-
-@lru_cache(maxsize=4096)
-def _name_regex(name: str) -> re.Pattern[str]:
-    parts = [re.sub(_APOSTROPHES, _APOSTROPHES, re.escape(p)) for p in name.split()]
-    return re.compile(_BEFORE + r"\s+".join(parts) + _AFTER, re.IGNORECASE)
-
-
 def first_mentioned(answer: str, names: Sequence[str], first_names: Sequence[str] | None = None) -> int | None:
     """Index in ``names`` of the candidate mentioned first in ``answer``; ``None`` if nobody is.
 
-    Matching rules (case-insensitive, whole words):
+    Names are found by :mod:`allocbias.name_matching`, the matcher of every task (whole words,
+    case-insensitive, diacritics and apostrophes inside words dropped, quotes and punctuation around a name
+    ignored; hyphens and elisions belong to a name, so "Mary" is not found in "Mary-Jane" nor "Brien" in
+    "O'Brien", while a possessive "Jamal's resume" counts). What is looked for:
 
-    - a candidate's full name as written in the prompt matches (any run of whitespace between its
-      words; straight and curly apostrophes are interchangeable);
-    - a bare first name matches only if it is *unambiguous*: it occurs as a word in exactly one
+    - a candidate's full name as written in the prompt;
+    - a bare first name only if it is *unambiguous*: it occurs as a word in exactly one
       candidate's full name (a first name shared by two candidates, or equal to another candidate's
       surname, is skipped, so "Maria" alone cannot pick between "Maria Garcia" and "Maria Lopez");
-    - word boundaries treat hyphens and elisions as part of a name ("Mary" does not match inside
-      "Mary-Jane", "Brien" not inside "O'Brien"), but allow a possessive ("Jamal's resume");
-    - the earliest match in the answer wins; at the same position the longer match wins (so a full name
+    - the earliest mention in the answer wins; at the same position the longer match wins (so a full name
       and its first name at one position are the same candidate).
 
     Surnames alone ("Ms. Washington") are not counted.
@@ -356,13 +343,9 @@ def first_mentioned(answer: str, names: Sequence[str], first_names: Sequence[str
     names = list(names)
     if not names or not all(isinstance(n, str) and n.strip() for n in names):
         raise ValueError(f"names must be a non-empty list of non-empty strings, got {names!r}")
-    from .names import fold_name  # names and answer are matched after Unicode folding: "Jose" finds "José"
-
-    answer = fold_name(answer) if answer.strip() else answer
-    names = [fold_name(n) for n in names]
-    lowered = list(names)
-    if len(set(lowered)) != len(lowered):
-        dup = sorted({n for n in lowered if lowered.count(n) > 1})
+    names = [fold_name(n) for n in names]  # two names with one fold cannot be told apart in an answer
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"names contains duplicates {dup}; the winner would be ambiguous")
     if first_names is None:
         firsts = [n.split()[0] for n in names]
@@ -370,23 +353,17 @@ def first_mentioned(answer: str, names: Sequence[str], first_names: Sequence[str
         firsts = [fold_name(str(f)) for f in first_names]
         if len(firsts) != len(names):
             raise ValueError(f"first_names has {len(firsts)} entries for {len(names)} names")
-    words = [set(n.split()) for n in lowered]
+    words = [set(n.split()) for n in names]
 
-    best: tuple[int, int, int] | None = None  # (start, -length, candidate)
+    keys, owner = [], []  # the strings looked for, and whose they are
     for i, (full, first) in enumerate(zip(names, firsts)):
-        patterns = [full]
-        first_l = " ".join(str(first).lower().split())
-        if first_l and first_l != lowered[i]:
-            owners = sum(1 for w in words if set(first_l.split()) <= w)
-            if owners == 1:
-                patterns.append(str(first))
-        for pattern in patterns:
-            m = _name_regex(" ".join(pattern.split())).search(answer)
-            if m is not None:
-                cand = (m.start(), -(m.end() - m.start()), i)
-                if best is None or cand < best:
-                    best = cand
-    return None if best is None else best[2]
+        keys.append(full)
+        owner.append(i)
+        if first and first != full and sum(1 for w in words if set(first.split()) <= w) == 1:
+            keys.append(first)
+            owner.append(i)
+    order = mention_order(answer, keys)  # by position, the longer match first at one position
+    return owner[order[0]] if order else None
 
 
 def detect_winners(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:

@@ -40,13 +40,14 @@ import importlib.metadata
 import importlib.util
 import io
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .name_matching import fold_name  # re-exported: the fold of the one name matcher
 
 __all__ = [
     "DEFAULT_RULE",
@@ -210,27 +211,6 @@ class NameSources:
     census2010: pd.DataFrame
     versions: Mapping[str, str]
 
-
-
-def fold_name(text: str) -> str:
-    """A name (or an answer to search for names) in the form names are matched in: Unicode-normalised
-    (NFKD, combining accents dropped, NFC), case-folded and with runs of whitespace made one space.
-
-    ``fold(x) = NFC(strip_marks(NFKD(x))).casefold()``, whitespace collapsed. Every place that matches a
-    candidate's name in a model's answer (:func:`allocbias.scoring.parse_pair_answer`,
-    :func:`allocbias.genderbench.first_mentioned`) folds both sides, so "Jose Alvarez" finds "José Álvarez",
-    and a name typed with a combining accent (NFD) finds the same name typed precomposed (NFC).
-
-    >>> fold_name("José  ÁLVAREZ") == fold_name("Jose Alvarez") == fold_name("Jose\u0301 A\u0301lvarez")
-    True
-    >>> fold_name("José  ÁLVAREZ")
-    'jose alvarez'
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"a name must be a string, got {type(text).__name__}")
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(unicodedata.normalize("NFC", stripped).casefold().split())
 
 def package_dir(package: str) -> Path:
     """Folder of an installed package, found without importing it.
