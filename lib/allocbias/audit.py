@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
-from . import catalog, items, runs, systems
+from . import catalog, checks, items, runs, systems
 from .tables import allocation_table, quality_separation, selection_table
 from .store import run_resumable
 from .systems import System
@@ -141,8 +141,10 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
     for name, value, low in (("--names-per-group", names_per_group, 1), ("--rounds", rounds, 1),
                              ("--pairwise-rounds", pairwise_rounds, 1), ("--orderings", orderings, 1),
                              ("--n-boot", n_boot, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise AuditError(f"{name} must be an integer >= {low}, got {value!r}")
+        try:
+            checks.count(value, name, low)
+        except ValueError as exc:
+            raise AuditError(str(exc)) from None
     if n_boot < min_n_boot():
         raise AuditError(
             f"--n-boot {n_boot} is too few resamples for the report's {CONFIDENCE:.0%} percentile intervals: each "
@@ -151,9 +153,10 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
         raise AuditError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
-    if not k or any(not 1 <= int(x) < len(D.GROUPS) for x in k):
-        raise AuditError(f"--k must list quotas between 1 and {len(D.GROUPS) - 1} (a pool holds one candidate per "
-                         f"group, {len(D.GROUPS)} in all), got {list(k)}")
+    try:
+        checks.quotas(list(k), name="--k", pool=len(D.GROUPS), below_pool=True)
+    except ValueError as exc:
+        raise AuditError(f"{exc}; a pool holds one candidate per group") from None
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise AuditError(f"unknown part(s) {bad}: choose from {' '.join(PARTS)}")
@@ -679,11 +682,10 @@ def selection_intervals(
 
 
 def _metric_point(scores: pd.DataFrame, reference: str) -> pd.DataFrame:
-    from .metrics import bias_table
+    from .metrics import STUDY_METRICS, bias_table
 
-    table = bias_table(scores, "score", "group", reference, by=["job"])[["job", "group", "rabbi", "avg_gap", "jsd",
-                                                                           "emd"]]
-    return _with_all_jobs(table, ["group"], ["rabbi", "avg_gap", "jsd", "emd"])
+    table = bias_table(scores, "score", "group", reference, by=["job"])[["job", "group", *STUDY_METRICS]]
+    return _with_all_jobs(table, ["group"], list(STUDY_METRICS))
 
 
 def metric_intervals(
@@ -693,11 +695,12 @@ def metric_intervals(
     per job and averaged over jobs, with bootstrap intervals over names: long table ``job, group, metric,
     estimate, ci_low, ci_high, n_boot``."""
     from .intervals import cluster_bootstrap, percentile_intervals
+    from .metrics import STUDY_METRICS
 
     _require(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
     reps = cluster_bootstrap(scores, lambda f: _metric_point(f, reference), n_boot, seed)
-    return percentile_intervals(point, reps, ["job", "group"], ["rabbi", "avg_gap", "jsd", "emd"], confidence)
+    return percentile_intervals(point, reps, ["job", "group"], list(STUDY_METRICS), confidence)
 
 
 def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gender", race: str = "race",

@@ -41,7 +41,10 @@ from scipy import stats
 from scipy.special import rel_entr
 
 __all__ = [
+    "ABS_GAP_METRICS",
     "DELTA_VARIANTS",
+    "STUDY_GAPS",
+    "STUDY_METRICS",
     "JSD_VARIANTS",
     "ORDERS",
     "WINNERS",
@@ -61,6 +64,17 @@ __all__ = [
     "score_shape",
     "skewness",
 ]
+
+#: The study's score-level bias metrics, in the order every table and figure shows them: RABBI
+#: (:func:`rabbi`), the average score gap δ (:func:`avg_score_gap`, column ``avg_gap``), the Jensen–Shannon
+#: divergence (:func:`jsd`) and the earth mover's distance (:func:`emd`); the columns of :func:`bias_table`.
+STUDY_METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+#: The study's allocation gaps, the outcomes the metrics are validated against: ΔDP (``dDP``, the selection-rate
+#: gap) and ΔEO (``dEO``, the gap among qualified candidates), see :func:`allocbias.selection.allocation_gaps`.
+STUDY_GAPS: tuple[str, ...] = ("dDP", "dEO")
+#: The metrics compared with ``|gap|`` rather than the signed gap: JSD and EMD are distances (``>= 0``) without a
+#: direction, while RABBI and δ carry the sign of the gap.
+ABS_GAP_METRICS: tuple[str, ...] = ("jsd", "emd")
 
 #: the two prompt orders of a pairwise comparison: ``"ab"`` shows ``cand_a`` first, ``"ba"`` shows ``cand_b`` first
 ORDERS: tuple[str, str] = ("ab", "ba")
