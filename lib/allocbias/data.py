@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import datasets
+from . import checks, datasets
 
 __all__ = [
     "repo_root",
@@ -523,16 +523,8 @@ def resume_table(jobs: Mapping[str, Job] | None = None) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------------
 
 
-def _positive_int(value, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _rng(seed: int, *keys: int) -> np.random.Generator:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return np.random.default_rng([int(seed), *keys])
+    return np.random.default_rng([checks.seed(seed), *keys])
 
 
 #: Size of the base name sample per (job, group): the committed tables hold these names. Fewer names per group
@@ -590,7 +582,7 @@ def candidate_table(
     (96, 16, 32)
     """
     keys = _check_jobs(jobs)
-    names_per_group = _positive_int(names_per_group, "names_per_group")
+    names_per_group = checks.count(names_per_group, "names_per_group")
     names = load_names() if names is None else names
     job_data = load_jobs(keys) if job_data is None else job_data
     missing = [k for k in keys if k not in job_data]
@@ -652,7 +644,7 @@ def hiring_bloomberg_names(
     unknown = [r for r in races if r not in RACES]
     if unknown:
         raise ValueError(f"unknown race {unknown}; known races: {list(RACES)}")
-    names_per_gender = _positive_int(names_per_gender, "names_per_gender")
+    names_per_gender = checks.count(names_per_gender, "names_per_gender")
     names = load_names() if names is None else names
     firsts, lasts = _name_pools(names)
     frames = []

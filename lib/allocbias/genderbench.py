@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import checks
 from .name_matching import fold_name, mention_order
 
 __all__ = [
@@ -71,12 +72,6 @@ _STATISTICS = (
 # ====================================================================================================
 # items
 # ====================================================================================================
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _require(frame: Any, cols: Sequence[str], what: str) -> None:
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
@@ -183,9 +178,9 @@ def build_items(
     jobs = list(jobs) if not isinstance(jobs, str) else [jobs]
     if not jobs or len(set(jobs)) != len(jobs):
         raise ValueError(f"jobs must be a non-empty list of distinct job keys, got {jobs!r}")
-    n_orderings = _positive_int(n_orderings, "n_orderings")
-    n_cvs = _positive_int(n_cvs, "n_cvs")
-    n_per_gender = _positive_int(n_per_gender, "n_per_gender")
+    n_orderings = checks.count(n_orderings, "n_orderings")
+    n_cvs = checks.count(n_cvs, "n_cvs")
+    n_per_gender = checks.count(n_per_gender, "n_per_gender")
     available = sorted(set(names["race"]))
     races = available if races is None else list(races)
     unknown = [r for r in races if r not in available]
@@ -877,7 +872,7 @@ def bootstrap_ci(
     >>> bool(low < masculine_rate(df) < high)
     True
     """
-    n_boot = _positive_int(n_boot, "n_boot")
+    n_boot = checks.count(n_boot, "n_boot")
     level = _check_level(level)
     strata = [strata] if isinstance(strata, str) else list(strata)
     if callable(statistic):
@@ -976,7 +971,7 @@ def summary(
     [['masculine_rate', 0.75], ['disparity', 0.25], ['undetected_rate_attempts', 0.25],
      ['undetected_rate_items', 0.0]]
     """
-    n_boot = _positive_int(n_boot, "n_boot")
+    n_boot = checks.count(n_boot, "n_boot")
     level = _check_level(level)
     strata = [strata] if isinstance(strata, str) else list(strata)
     slot = 0 if "winner_slot" in df.columns else None
@@ -1124,7 +1119,7 @@ def winner_slot_shares(
     >>> float(shares["share"].sum())
     1.0
     """
-    n_slots = _positive_int(n_slots, "n_slots")
+    n_slots = checks.count(n_slots, "n_slots")
     cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
     _require(df, ["winner_slot", *cols], "results")
     det = df[df["winner_slot"].notna()]
@@ -1266,7 +1261,7 @@ def probe_report(
     >>> probe_report(df, n_boot=50, seed=0, strata=("job",))["metric"].tolist()
     ['masculine_rate', 'disparity', 'undetected_rate_attempts', 'undetected_rate_items', 'masculine_rate']
     """
-    n_boot = _positive_int(n_boot, "n_boot")
+    n_boot = checks.count(n_boot, "n_boot")
     level = _check_level(level)
     strata = [strata] if isinstance(strata, str) else list(strata)
     male, female = _check_jobs(male_jobs, female_jobs)

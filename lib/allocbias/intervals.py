@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from . import checks
+
 __all__ = ["cluster_bootstrap", "percentile_intervals"]
 
 
@@ -57,8 +59,7 @@ def cluster_bootstrap(
     """
     strata = list(strata)
     _check_columns(frame, [*strata, cluster], "frame")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    n_boot = checks.count(n_boot, "n_boot")
     if frame.empty:
         raise ValueError("frame is empty: nothing to resample")
     frame = frame.reset_index(drop=True)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import checks, datasets
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
 from .name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
 
@@ -389,11 +389,9 @@ def selection_matrix(rank: np.ndarray, k: int | Sequence[int]) -> np.ndarray:
     >>> selection_matrix(np.array([[1.0, 2.5, 2.5]]), 2)[0, :, 0].tolist()  # two unnamed share one seat
     [1.0, 0.5, 0.5]
     """
-    ks = np.atleast_1d(np.asarray(k))
     rank = np.asarray(rank, dtype=float)
     n = rank.shape[-1]
-    if ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) or ks.min() < 1 or ks.max() > n:
-        raise ValueError(f"k must be integers in [1, {n}], got {k!r}")
+    ks = np.asarray(checks.quotas(k, pool=n))
     out = np.empty(rank.shape + (ks.size,))
     for j, kk in enumerate(ks):
         sel = (rank <= kk).astype(float)
