@@ -1,6 +1,7 @@
 """Renamed public names keep working: users' notebooks import ``allocbias.metrics``, ``selection``, ``validity``,
 ``ll144``, ``genderbench``, ``rankings`` and ``data``, so each old name of those modules still resolves — to the
-new object, with a :class:`DeprecationWarning` that names the new name."""
+new object, with a :class:`DeprecationWarning` that names the new name. So does every other renamed name
+(``tables``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 RENAMED = [
     ("rankings", "selection_table", "top_k_selection_table"),
     ("rankings", "impact_ratios", "low_impact_ratio_counts"),
+    ("tables", "selection_table", "pool_selection_table"),
 ]
 
 

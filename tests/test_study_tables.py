@@ -288,7 +288,7 @@ def _scored(candidates: pd.DataFrame, seed: int, systems=("s1", "s2")) -> pd.Dat
 def test_selection_rates_match_the_gaps_of_simulate():
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
     scores = _scored(cands, 1)
-    rates = tables.selection_table(scores, [1, 2], 300, 7)
+    rates = tables.pool_selection_table(scores, [1, 2], 300, 7)
     gaps = tables.allocation_table(scores, [1, 2], 300, 7)
     assert len(rates) == 2 * 2 * 2 * 8 and len(gaps) == 2 * 2 * 2 * 7
     ref = rates[rates["group"] == D.REFERENCE_GROUP].set_index(["system", "job", "k"])
@@ -311,7 +311,7 @@ def test_every_round_fills_k_seats(seed, k, coarse):
     scores = _scored(cands, seed, systems=("s",))
     if coarse:  # few distinct scores: many ties at the cut
         scores["score"] = (scores["score"] * 3).round()
-    rates = tables.selection_table(scores, k, 50, seed)
+    rates = tables.pool_selection_table(scores, k, 50, seed)
     totals = rates.groupby(["system", "job", "k"])["phi"].sum()
     assert np.allclose(totals, k)
     assert rates["phi"].between(0, 1).all() and rates["psi"].between(0, 1).all()
@@ -324,11 +324,11 @@ def test_systems_share_the_pools_and_ties_are_counted():
     cands = D.candidate_table(["retail"], names_per_group=2, seed=0)
     scores = _scored(cands, 3)
     same = scores.assign(score=np.tile(scores.loc[scores["system"] == "s1", "score"].to_numpy(), 2))
-    rates = tables.selection_table(same, 2, 200, 5)
+    rates = tables.pool_selection_table(same, 2, 200, 5)
     a, b = (rates[rates["system"] == s].drop(columns="system").reset_index(drop=True) for s in ("s1", "s2"))
     pd.testing.assert_frame_equal(a, b)
     flat = scores.assign(score=0.5)
-    tied = tables.selection_table(flat, 2, 40, 0)
+    tied = tables.pool_selection_table(flat, 2, 40, 0)
     assert (tied["tied_rounds"] == 40).all() and np.allclose(tied["phi"], 2 / 8)
 
 

@@ -52,7 +52,7 @@ import pandas as pd
 
 from . import data as D
 from . import catalog, items, runs, systems
-from .tables import allocation_table, quality_separation, selection_table
+from .tables import allocation_table, pool_selection_table, quality_separation
 from .store import run_resumable
 from .systems import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
@@ -650,7 +650,7 @@ def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[st
 
 
 def _selection_point(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, reference: str) -> pd.DataFrame:
-    rates = selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
+    rates = pool_selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
     gaps = allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
         ["job", "k", "group", "dDP", "dEO"]]
     table = rates.merge(gaps, on=["job", "k", "group"], how="left")
@@ -665,7 +665,7 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.tables.selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.tables.pool_selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
