@@ -13,6 +13,8 @@ import pytest
 RENAMED = [
     ("rankings", "selection_table", "top_k_selection_table"),
     ("rankings", "impact_ratios", "low_impact_ratio_counts"),
+    ("ll144", "impact_ratios", "impact_ratios_at"),
+    ("ll144", "summary", "group_metric_summary"),
     ("tables", "selection_table", "pool_selection_table"),
 ]
 

@@ -64,7 +64,7 @@ METRIC_SHORT: dict[str, str] = {
     "dEO": "ΔEO",
 }
 
-#: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.summary``),
+#: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.group_metric_summary``),
 #: in the order :func:`plot_metric_sweep` draws them.
 LL144_METRIC_LABELS: dict[str, str] = {
     "di_avg": "DI_avg (withdrawn rule)",
