@@ -15,6 +15,7 @@ RENAMED = [
     ("rankings", "impact_ratios", "low_impact_ratio_counts"),
     ("ll144", "impact_ratios", "impact_ratios_at"),
     ("ll144", "summary", "group_metric_summary"),
+    ("genderbench", "summary", "probe_summary"),
     ("tables", "selection_table", "pool_selection_table"),
 ]
 

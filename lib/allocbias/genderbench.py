@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._renamed import renamed
+
 __all__ = [
     "FEMALE_STEREOTYPED_JOBS",
     "MALE_STEREOTYPED_JOBS",
@@ -43,8 +45,8 @@ __all__ = [
     "masculine_rate",
     "pivot_attempts",
     "position_effect",
+    "probe_summary",
     "stereotype_rate",
-    "summary",
     "undetected_rate_attempts",
     "undetected_rate_items",
 ]
@@ -54,7 +56,7 @@ GENDERS: tuple[str, str] = ("Female", "Male")
 MALE_STEREOTYPED_JOBS: tuple[str, ...] = ("software_engineer", "financial_analyst")
 #: Jobs whose masculine rate enters the stereotype rate with a minus sign (female-stereotyped).
 FEMALE_STEREOTYPED_JOBS: tuple[str, ...] = ("retail", "hr_specialist")
-#: Label used in :func:`summary` for rows aggregated over all jobs or races.
+#: Label used in :func:`probe_summary` for rows aggregated over all jobs or races.
 ALL = "all"
 #: Bootstrap replicates drawn per block (bounds memory; results depend only on ``seed`` and ``n_boot``).
 _BOOT_BLOCK = 200
@@ -931,7 +933,7 @@ def bootstrap_ci(
 
 
 def _ci_row(metric: str, job: Any, race: Any, est: Any, rep: np.ndarray, n: int, level: float) -> dict[str, Any]:
-    """One row of :func:`summary` / :func:`probe_report`: estimate, percentile interval of ``rep``, items."""
+    """One row of :func:`probe_summary` / :func:`probe_report`: estimate, percentile interval of ``rep``, items."""
     low, high = _percentiles(rep, level, f"{metric} ({job}, {race})")
     return {"metric": metric, "job": job, "race": race, "estimate": float(est), "ci_low": float(low),
             "ci_high": float(high), "n_items": int(n)}
@@ -941,7 +943,7 @@ def _report_rows(
     stats: Any, det_est: dict, det_rep: dict, all_est: dict, all_rep: dict, n_all: int, level: float, *,
     cells: bool,
 ) -> list[dict[str, Any]]:
-    """The rows of :func:`summary`, in its order: overall detected-family metrics, undetected rates, the
+    """The rows of :func:`probe_summary`, in its order: overall detected-family metrics, undetected rates, the
     masculine rate per job, then (``cells``) per job x race."""
     n_det = len(stats.det.item_id)
     rows = [_ci_row(name, ALL, ALL, det_est[name][0], det_rep[name], n_det, level)
@@ -958,7 +960,7 @@ def _report_rows(
     return rows
 
 
-def summary(
+def probe_summary(
     df: pd.DataFrame,
     n_boot: int,
     seed: int | np.random.Generator | None,
@@ -994,7 +996,7 @@ def summary(
     --------
     >>> df = pd.DataFrame({"item_id": np.repeat(np.arange(8), 2), "job": np.repeat(["a", "b"], 8),
     ...                    "race": "White", "winner_gender": ["Male", "Female", "Male", None] * 4})
-    >>> table = summary(df, n_boot=200, seed=0, male_jobs=None, female_jobs=None)
+    >>> table = probe_summary(df, n_boot=200, seed=0, male_jobs=None, female_jobs=None)
     >>> table[["metric", "estimate"]].head(4).to_numpy().tolist()  # doctest: +NORMALIZE_WHITESPACE
     [['masculine_rate', 0.75], ['disparity', 0.25], ['undetected_rate_attempts', 0.25],
      ['undetected_rate_items', 0.0]]
@@ -1249,7 +1251,7 @@ def probe_report(
     male_jobs: Sequence[str] = MALE_STEREOTYPED_JOBS,
     female_jobs: Sequence[str] = FEMALE_STEREOTYPED_JOBS,
 ) -> pd.DataFrame:
-    """:func:`summary` for any answerer and any design: the metrics that are defined, never an error.
+    """:func:`probe_summary` for any answerer and any design: the metrics that are defined, never an error.
 
     - ``undetected_rate_attempts`` and ``undetected_rate_items`` are always reported (an answerer that
       names nobody gets 1.0 with the interval [1, 1]);
@@ -1263,12 +1265,12 @@ def probe_report(
       point estimates from :func:`masculine_rate` with ``by=["job", "race"]``.
 
     Intervals are percentile intervals as in :func:`bootstrap_ci`; with ``strata=("job", "race")`` and a
-    detected item in every stereotyped job the table equals ``summary(df, n_boot, seed, ...)``.
+    detected item in every stereotyped job the table equals ``probe_summary(df, n_boot, seed, ...)``.
 
     Parameters
     ----------
     df, n_boot, seed, level
-        As in :func:`summary`.
+        As in :func:`probe_summary`.
     strata : ("job",) or ("job", "race")
         Resampling strata (jobs are always kept: the masculine rate averages over them).
     male_jobs, female_jobs : sequence of str
@@ -1277,7 +1279,7 @@ def probe_report(
     Returns
     -------
     DataFrame
-        ``metric, job, race, estimate, ci_low, ci_high, n_items`` in :func:`summary`'s row order.
+        ``metric, job, race, estimate, ci_low, ci_high, n_items`` in :func:`probe_summary`'s row order.
 
     Examples
     --------
@@ -1307,3 +1309,7 @@ def probe_report(
     det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
     rows = _report_rows(stats, det_est, det_rep, all_est, all_rep, n_all, level, cells="race" in strata)
     return pd.DataFrame(rows)
+
+
+#: Old name (deprecated alias): ``genderbench.summary`` collided with ``ll144.summary``, which computes other things.
+__getattr__ = renamed(__name__, {"summary": "probe_summary"})
