@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ._renamed import renamed
+from .data import GENDERS
 
 __all__ = [
     "FEMALE_STEREOTYPED_JOBS",
@@ -51,7 +52,6 @@ __all__ = [
     "undetected_rate_items",
 ]
 
-GENDERS: tuple[str, str] = ("Female", "Male")
 #: Jobs whose masculine rate enters the stereotype rate with a plus sign (male-stereotyped).
 MALE_STEREOTYPED_JOBS: tuple[str, ...] = ("software_engineer", "financial_analyst")
 #: Jobs whose masculine rate enters the stereotype rate with a minus sign (female-stereotyped).
