@@ -1,7 +1,7 @@
 """Renamed public names keep working: users' notebooks import ``allocbias.metrics``, ``selection``, ``validity``,
 ``ll144``, ``genderbench``, ``rankings`` and ``data``, so each old name of those modules still resolves — to the
 new object, with a :class:`DeprecationWarning` that names the new name. So does every other renamed name
-(``tables``, ``names``)."""
+(``tables``, ``names``, ``items``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ RENAMED = [
     ("ll144", "summary", "group_metric_summary"),
     ("genderbench", "summary", "probe_summary"),
     ("names", "SEXES", "GENDERS"),
+    ("items", "pairwise_rounds", "pairwise_pools"),
     ("tables", "selection_table", "pool_selection_table"),
 ]
 

@@ -114,8 +114,8 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
         table = runs.pointwise_table([PAPER], few, root=tmp_path, served=engine)
         assert len(fake.requests) == len(few) == 8
         assert all(r["continue_final_message"] for r in fake.requests)  # the "Answer:" prefill is continued
-        rounds = items.pairwise_rounds(few, 1, 0)
-        answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, served=engine)
+        pools = items.pairwise_pools(few, 1, 0)
+        answers = runs.pairwise_table([PAPER], pools, root=tmp_path, served=engine)
     assert np.allclose(table["score"], 0.7) and np.allclose(table["label_mass"], 1.0)
     assert set(table["system"]) == {"fake-model-served-paper"}
     assert len(answers) == 2 * 28 and set(answers["winner"]) == {"undetected"}  # the fake echoes the prompt
@@ -130,8 +130,8 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
 
 def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     engine = StandIn()
-    rounds = items.pairwise_rounds(candidates, 1, 0)
-    answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=lambda s: engine)
+    pools = items.pairwise_pools(candidates, 1, 0)
+    answers = runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
     assert len(answers) == 2 * 28 and engine.generated == 56
     assert list(answers.columns[:4]) == list(SYSTEM_COLUMNS)
     # the stand-in always names the candidate shown first: every pair is inconsistent, 0.5 points each
@@ -139,7 +139,7 @@ def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     points = pairwise_points(answers, by=["system", "job", "round"])
     assert len(points) == 8 and np.allclose(points["score"], 7 * 0.5) and (points["n_pairs"] == 7).all()
     # two systems that differ only in the pointwise wording share the pairwise table
-    both = runs.pairwise_table([PAPER, DIRECT], rounds, root=tmp_path, engine_for=lambda s: engine)
+    both = runs.pairwise_table([PAPER, DIRECT], pools, root=tmp_path, engine_for=lambda s: engine)
     assert engine.generated == 56 and len(both) == 2 * 56 and set(both["wording"]) == {"paper"}
 
 
@@ -157,7 +157,7 @@ class Prefers(StandIn):
 
 def test_pairwise_study_points_hand_computed(tmp_path):
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
-    pools = items.pairwise_rounds(cands, 30, 0)  # enough pools for every group to show a qualified candidate
+    pools = items.pairwise_pools(cands, 30, 0)  # enough pools for every group to show a qualified candidate
     favoured = "Female Black"
     engine = Prefers(pools.loc[pools["group"] == favoured, "full_name"])
     answers = runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
@@ -363,12 +363,12 @@ def test_lazy_engines_load_once_and_only_when_a_row_is_missing(tmp_path, candida
         return engines.setdefault(system.model_key, runs.LazyEngine(system, factory=factory))
 
     runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    rounds = items.pairwise_rounds(candidates, 1, 0)
-    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    pools = items.pairwise_pools(candidates, 1, 0)
+    runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER], "one model and precision: one engine for both wordings and both tasks"
     engines.clear()
     runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER] and not any(e.loaded for e in engines.values()), "complete tables load nothing"
     with pytest.raises(ValueError, match="system must be a System"):
         runs.LazyEngine(PAPER)

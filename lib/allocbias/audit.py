@@ -465,7 +465,7 @@ def run_audit(
               f"report will say so and withhold its verdicts (--names-per-group {MIN_NAMES_FOR_INTERVALS} or more "
               "gives readable intervals)", flush=True)
     candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
+    pools = items.pairwise_pools(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
     attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
 
     served, server = None, None

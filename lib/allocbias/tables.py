@@ -234,16 +234,16 @@ def pairwise_study_points(
     pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
 
     ``answers`` is :func:`allocbias.runs.pairwise_table` output (or :func:`allocbias.runs.score_resume_pairwise` with
-    the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_rounds` output, which names each pool's candidates and their
+    the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_pools` output, which names each pool's candidates and their
     ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
 
     >>> class First:  # names the candidate shown first: every pair is inconsistent, so every score ties
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
     >>> import tempfile
-    >>> from allocbias.items import pairwise_rounds
+    >>> from allocbias.items import pairwise_pools
     >>> from allocbias.runs import pairwise_table
-    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 30, 0)
+    >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 30, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> pts = pairwise_study_points(answers, pools, 1)
     >>> len(pts), float(pts["dDP"].abs().max()), float(pts["rabbi"].abs().max()), float(pts["avg_gap"].max())
