@@ -87,19 +87,27 @@ def _check_variant(variant: object, allowed: tuple[str, ...], what: str) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------------------------------
-def _scores(x: object, name: str) -> np.ndarray:
-    """Return ``x`` as a 1-D float array of finite scores, or raise a ValueError naming ``name``."""
+def _float_vector(x: object, name: str, *, numeric: str = "be numeric", one_d: str = "be 1-D") -> np.ndarray:
+    """``x`` as a 1-D float64 array (a Series' or Index's missing values become NaN), or a ValueError naming
+    ``name``: bool and non-numeric dtypes are refused (``{name} must {numeric}``), as is any shape but 1-D
+    (``{name} must {one_d}``). Finiteness is the caller's check (its message names what the values are)."""
     if isinstance(x, (pd.Series, pd.Index)):
         if pd.api.types.is_bool_dtype(x.dtype) or not pd.api.types.is_numeric_dtype(x.dtype):
-            raise ValueError(f"{name} must hold numeric scores, got dtype {x.dtype}")
+            raise ValueError(f"{name} must {numeric}, got dtype {x.dtype}")
         arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         arr = np.asarray(x)
         if arr.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must hold numeric scores (int or float), got dtype {arr.dtype}")
+            raise ValueError(f"{name} must {numeric} (int or float), got dtype {arr.dtype}")
         arr = arr.astype(np.float64, copy=False)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of scores, got shape {arr.shape}")
+        raise ValueError(f"{name} must {one_d}, got shape {arr.shape}")
+    return arr
+
+
+def _scores(x: object, name: str) -> np.ndarray:
+    """Return ``x`` as a 1-D float array of finite scores, or raise a ValueError naming ``name``."""
+    arr = _float_vector(x, name, numeric="hold numeric scores", one_d="be a 1-D array of scores")
     if arr.size == 0:
         raise ValueError(f"{name} is empty: every group needs at least one score")
     bad = ~np.isfinite(arr)

@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .metrics import _float_vector
+
 __all__ = [
     "CONTROL_METRICS",
     "DEFAULT_ABS_GAP",
@@ -125,17 +127,7 @@ class PearsonResult:
 
 
 def _vector(x: object, name: str) -> np.ndarray:
-    if isinstance(x, (pd.Series, pd.Index)):
-        if pd.api.types.is_bool_dtype(x.dtype) or not pd.api.types.is_numeric_dtype(x.dtype):
-            raise ValueError(f"{name} must be numeric, got dtype {x.dtype}")
-        arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must be numeric (int or float), got dtype {arr.dtype}")
-        arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    arr = _float_vector(x, name)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} has {int(bad.sum())} NaN/inf value(s)")
