@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -117,6 +117,18 @@ def _scores(x: object, name: str) -> np.ndarray:
             f"{name} contains {int(bad.sum())} non-finite score(s) (NaN or inf), first at position(s) {where}"
         )
     return arr
+
+
+def _compared_groups(groups: Sequence[Hashable], present: Any, reference: Hashable, listing: str) -> list:
+    """``groups`` (the groups to compare with ``reference``) as a list, or a ValueError: a label not in
+    ``present`` (the message ends with ``listing``, which names the groups present), or the reference among them."""
+    groups = list(groups)
+    unknown = [g for g in groups if g not in present]
+    if unknown:
+        raise ValueError(f"unknown group label(s) {unknown}{listing}")
+    if reference in groups:
+        raise ValueError(f"groups must not contain the reference group {reference!r}")
+    return groups
 
 
 def _check_alternative(alternative: str) -> None:
@@ -702,12 +714,7 @@ def bias_table(
     if reference not in present:
         raise ValueError(f"reference group {reference!r} not found in column {group!r}; groups present: {present}")
     if groups is not None:
-        groups = list(groups)
-        unknown = [g for g in groups if g not in present]
-        if unknown:
-            raise ValueError(f"unknown group label(s) {unknown} in groups; groups present in {group!r}: {present}")
-        if reference in groups:
-            raise ValueError(f"groups must not contain the reference group {reference!r}")
+        groups = _compared_groups(groups, present, reference, f" in groups; groups present in {group!r}: {present}")
         if not groups:
             raise ValueError("groups is empty: name at least one group to compare with the reference")
 
@@ -979,12 +986,7 @@ def pairwise_gap_table(
         raise ValueError(f"reference group {reference!r} not found in group_of for the candidates of df; "
                          f"groups present: {sorted(present, key=str)}")
     if groups is not None:
-        groups = list(groups)
-        unknown = [g for g in groups if g not in present]
-        if unknown:
-            raise ValueError(f"unknown group label(s) {unknown}; groups present: {sorted(present, key=str)}")
-        if reference in groups:
-            raise ValueError(f"groups must not contain the reference group {reference!r}")
+        groups = _compared_groups(groups, present, reference, f"; groups present: {sorted(present, key=str)}")
     a_ref, b_ref = ga == reference, gb == reference
     cross = a_ref ^ b_ref  # exactly one candidate in the reference group
     w_ab, w_ba = pairs["w_ab"].to_numpy(), pairs["w_ba"].to_numpy()
