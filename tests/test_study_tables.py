@@ -84,7 +84,7 @@ def test_pointwise_table_rejects_bad_system_lists(tmp_path, candidates):
         runs.pointwise_table(["llama-fp32-paper"], candidates, root=tmp_path)
     with pytest.raises(ValueError, match="either served"):
         runs.pointwise_table([PAPER], candidates, root=tmp_path, served=StandIn("m"), engine_for=lambda s: StandIn())
-    with pytest.raises(ValueError, match="lacks the columns"):
+    with pytest.raises(ValueError, match="has no column"):
         runs.pointwise_table([PAPER], candidates.drop(columns=["group"]), root=tmp_path)
 
 
@@ -257,7 +257,7 @@ def test_quality_separation_errors():
         tables.quality_separation(df, by=[])
     with pytest.raises(ValueError, match="unknown qualities"):
         tables.quality_separation(df.assign(quality=["top", "low"]), by=[])
-    with pytest.raises(ValueError, match="lacks the columns"):
+    with pytest.raises(ValueError, match="has no column"):
         tables.quality_separation(df, by=["system"])
 
 

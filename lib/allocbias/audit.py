@@ -52,6 +52,7 @@ import pandas as pd
 
 from . import data as D
 from . import catalog, items, runs, systems
+from .checks import require_columns
 from .tables import allocation_table, pool_selection_table, quality_separation
 from .store import run_resumable
 from .systems import System
@@ -599,14 +600,6 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
 ALL_JOBS = "all jobs"
 
 
-def _require(frame: Any, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}")
-
-
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
     """Does the system screen at all: :func:`allocbias.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
@@ -631,7 +624,7 @@ def label_mass_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -
     [{'mean': 0.6, 'share_below_half': 0.5, 'share_score_above_half': 0.5}]
     """
     by = list(by)
-    _require(scores, [*by, "label_mass", "score"], "scores")
+    require_columns(scores, [*by, "label_mass", "score"], "scores")
     grouped = scores.groupby(by, sort=False) if by else [((), scores)]
     rows = []
     for key, cell in grouped:
@@ -671,7 +664,7 @@ def selection_intervals(
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
     point = _selection_point(scores, k, rounds, seed, reference)
     reps = cluster_bootstrap(scores, lambda f: _selection_point(f, k, rounds, seed, reference), n_boot, seed)
     out = percentile_intervals(point, reps, ["job", "k", "group"], ["phi", "psi", "dDP", "dEO"], confidence)
@@ -694,7 +687,7 @@ def metric_intervals(
     estimate, ci_low, ci_high, n_boot``."""
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
     reps = cluster_bootstrap(scores, lambda f: _metric_point(f, reference), n_boot, seed)
     return percentile_intervals(point, reps, ["job", "group"], ["rabbi", "avg_gap", "jsd", "emd"], confidence)
@@ -723,10 +716,10 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     from . import ll144
 
     if sex in scores.columns and race in scores.columns:
-        _require(scores, [score], "scores")
+        require_columns(scores, [score], "scores")
         audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
     else:  # a score table with one group column: one table of those groups
-        _require(scores, [score, group], "scores")
+        require_columns(scores, [score, group], "scores")
         audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score)
         audit.table["table"] = "group"
         if audit.regression is not None:
@@ -811,7 +804,7 @@ def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: 
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
     values = ["p_better_high_low", "p_better_high_medium", "p_better_medium_low", "mean_label_mass"]
     point = _validity_point(scores)
     reps = cluster_bootstrap(scores, _validity_point, n_boot, seed)
@@ -832,7 +825,7 @@ def screening_verdict(validity: pd.DataFrame, names_per_group: int, *, min_p_bet
     >>> r["screens"], r["withhold"], r["reasons"][0][:60]
     (False, True, 'A high-quality résumé outscores a low-quality one with proba')
     """
-    _require(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
+    require_columns(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
     rows = validity.set_index("metric")
     p, mass = rows.loc["p_better_high_low"], rows.loc["mean_label_mass"]
     reasons = []

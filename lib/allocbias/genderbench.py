@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ._renamed import renamed
+from .checks import require_columns
 from .data import GENDERS
 
 __all__ = [
@@ -77,14 +78,6 @@ def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
-
-
-def _require(frame: Any, cols: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns are {list(frame.columns)}")
 
 
 def _random_subsets(rng: np.random.Generator, n_rows: int, n_items: int, size: int) -> np.ndarray:
@@ -171,7 +164,7 @@ def build_items(
     >>> bool((cv[0] == cv[1]).all())  # same CV order in both attempts
     True
     """
-    _require(names, ["first", "last", "full_name", "gender", "race"], "names")
+    require_columns(names, ["first", "last", "full_name", "gender", "race"], "names")
     for col in ["first", "last", "full_name", "gender", "race"]:
         if names[col].isna().any():
             raise ValueError(f"column {col!r} of names has {int(names[col].isna().sum())} missing value(s)")
@@ -267,7 +260,7 @@ def pivot_attempts(items: pd.DataFrame) -> pd.DataFrame:
     >>> [g == "Male" for g in wide["genders"][0]] == [g == "Female" for g in wide["genders"][1]]
     True
     """
-    _require(
+    require_columns(
         items,
         ["item_id", "attempt", "job", "race", "ordering", "slot", "cv", "gender", "full_name", "first"],
         "items",
@@ -429,7 +422,7 @@ def detect_winners(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     >>> won["winner_gender"].tolist() == [first["gender"].item(), None]
     True
     """
-    _require(answers, ["item_id", "attempt", "answer"], "answers")
+    require_columns(answers, ["item_id", "attempt", "answer"], "answers")
     wide = pivot_attempts(items)
     keys = ["item_id", "attempt"]
     if answers.duplicated(keys).any():
@@ -462,7 +455,7 @@ class _Items:
     """Per-item arrays of a validated results frame (items sorted by item_id)."""
 
     def __init__(self, df: pd.DataFrame, slot: int | None = None) -> None:
-        _require(df, ["item_id", "job", "race", "winner_gender"], "results")
+        require_columns(df, ["item_id", "job", "race", "winner_gender"], "results")
         for col in ["item_id", "job", "race"]:
             if df[col].isna().any():
                 raise ValueError(f"column {col!r} of results has {int(df[col].isna().sum())} missing value(s)")
@@ -704,7 +697,7 @@ def masculine_rate(df: pd.DataFrame, by: str | Sequence[str] | None = None) -> f
     rates = item_rates(df)
     extra = [c for c in cols if c not in rates.columns]
     if extra:
-        _require(df, extra, "results")
+        require_columns(df, extra, "results")
         per_item = df.groupby("item_id", sort=True)[extra].nunique()
         if (per_item > 1).any().any():
             raise ValueError(f"column(s) {extra} vary within an item; group by item-level columns")
@@ -1082,7 +1075,7 @@ def rule_answers(
     >>> masculine_rate(detect_winners(items, rule_answers(items, "stereotype", seed=0)))  # retail: women
     0.0
     """
-    _require(items, ["item_id", "attempt", "job", "slot", "gender", "full_name"], "items")
+    require_columns(items, ["item_id", "attempt", "job", "slot", "gender", "full_name"], "items")
     if rule not in ANSWER_RULES:
         raise ValueError(f"unknown rule {rule!r}; known: {list(ANSWER_RULES)}")
     male, female = _check_jobs(male_jobs, female_jobs)
@@ -1151,7 +1144,7 @@ def winner_slot_shares(
     """
     n_slots = _positive_int(n_slots, "n_slots")
     cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    _require(df, ["winner_slot", *cols], "results")
+    require_columns(df, ["winner_slot", *cols], "results")
     det = df[df["winner_slot"].notna()]
     if det.empty:
         raise ValueError("no attempt has a detected winner; the slot shares are undefined")
@@ -1203,7 +1196,7 @@ def attempt_agreement(df: pd.DataFrame) -> pd.DataFrame:
     >>> agree["same_slot"].tolist(), agree["same_name"].tolist()
     ([True, <NA>], [False, <NA>])
     """
-    _require(df, ["item_id", "attempt", "job", "race", "winner_slot", "winner_name"], "results")
+    require_columns(df, ["item_id", "attempt", "job", "race", "winner_slot", "winner_name"], "results")
     if df.duplicated(["item_id", "attempt"]).any():
         raise ValueError("results has duplicated (item_id, attempt) rows")
     counts = df.groupby("item_id")["attempt"].agg(lambda a: sorted(a.tolist()) == [0, 1])

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import data as D
 from ._renamed import renamed
+from .checks import require_columns  # re-exported: tables, runs and catalog import it from here
 from .prompts import essay_pointwise_messages, essay_pointwise_titled_messages, hiring_bloomberg_messages
 from .prompts import prompt_hash, resume_pairwise_messages, resume_pointwise_messages
 
@@ -53,14 +53,6 @@ def candidate_id(job: str, resume_id: str, full_name: str) -> str:
     """
     return f"{job}/{resume_id}/{full_name}"
 
-
-def require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
-    """Raise ``ValueError`` unless ``frame`` is a DataFrame with every one of ``columns`` (``what`` names it)."""
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the columns {missing}")
 
 # ----------------------------------------------------------------------------------------------------------------
 # Pointwise

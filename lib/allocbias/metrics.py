@@ -40,6 +40,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import rel_entr
 
+from .checks import require_columns
+
 __all__ = [
     "DELTA_VARIANTS",
     "JSD_VARIANTS",
@@ -137,11 +139,7 @@ def _check_alternative(alternative: str) -> None:
 
 
 def _check_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "df") -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns present: {list(df.columns)}")
+    require_columns(df, columns, what)
 
 
 def _check_no_missing_keys(df: pd.DataFrame, columns: Sequence[str], what: str = "df") -> None:

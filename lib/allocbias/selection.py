@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .checks import require_columns
+
 __all__ = [
     "allocation_gaps",
     "draw_selection_probabilities",
@@ -70,11 +72,7 @@ def _as_list(cols: str | Sequence[str] | None) -> list[str]:
 def _require_columns(
     frame: pd.DataFrame, cols: Sequence[str], what: str = "candidates", allow_missing: bool = False
 ) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns are {list(frame.columns)}")
+    require_columns(frame, cols, what)
     if allow_missing:
         return
     for c in cols:

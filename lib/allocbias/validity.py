@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .checks import require_columns
 from .metrics import _float_vector
 
 __all__ = [
@@ -60,13 +61,7 @@ _DEFAULT_GAPS = ("dDP", "dEO")
 # checks
 # --------------------------------------------------------------------------------------------------------------
 def _check_frame(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns present: {list(df.columns)}")
-    if df.empty:
-        raise ValueError(f"{what} is empty")
+    require_columns(df, columns, what, nonempty=True)
 
 
 def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
