@@ -428,15 +428,20 @@ def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = Non
     return out
 
 
-def _check_jobs(jobs: Iterable[str] | None) -> list[str]:
-    if jobs is None:
-        return list(JOBS)
-    if isinstance(jobs, str):
-        jobs = [jobs]
-    keys = list(jobs)
-    unknown = [j for j in keys if j not in JOBS]
+def _chosen(values: str | Iterable[str] | None, known: Sequence[str], what: str, plural: str) -> list[str]:
+    """``values`` as a list (None: every one of ``known``; a string: that one), or a ValueError naming the values
+    that are not ``known`` (``what``/``plural`` name one and several of them)."""
+    if values is None:
+        return list(known)
+    values = [values] if isinstance(values, str) else list(values)
+    unknown = [v for v in values if v not in known]
     if unknown:
-        raise ValueError(f"unknown job {unknown}; known jobs: {list(JOBS)}")
+        raise ValueError(f"unknown {what} {unknown}; known {plural}: {list(known)}")
+    return values
+
+
+def _check_jobs(jobs: Iterable[str] | None) -> list[str]:
+    keys = _chosen(jobs, JOBS, "job", "jobs")
     if len(set(keys)) != len(keys):
         raise ValueError(f"duplicated jobs in {keys}")
     return [j for j in JOBS if j in keys]
@@ -644,14 +649,7 @@ def hiring_bloomberg_names(
     >>> t.groupby("gender").size().to_dict(), t["last"].nunique()
     ({'Female': 4, 'Male': 4}, 8)
     """
-    if races is None:
-        races = list(RACES)
-    elif isinstance(races, str):
-        races = [races]
-    races = list(races)
-    unknown = [r for r in races if r not in RACES]
-    if unknown:
-        raise ValueError(f"unknown race {unknown}; known races: {list(RACES)}")
+    races = _chosen(races, RACES, "race", "races")
     names_per_gender = _positive_int(names_per_gender, "names_per_gender")
     names = load_names() if names is None else names
     firsts, lasts = _name_pools(names)

@@ -151,10 +151,7 @@ def _check_no_missing_keys(df: pd.DataFrame, columns: Sequence[str], what: str =
 
 def _check_score_column(df: pd.DataFrame, score: str, group: str | None = None) -> None:
     """Numeric, non-boolean, finite ``df[score]``; NaN/inf are reported with the groups they occur in."""
-    dtype = df[score].dtype
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-        raise ValueError(f"score column {score!r} must be numeric, got dtype {dtype}")
-    values = df[score].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = _float_vector(df[score], f"score column {score!r}")
     bad = ~np.isfinite(values)
     if bad.any():
         where = ""

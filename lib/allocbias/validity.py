@@ -72,10 +72,7 @@ def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
 
 
 def _numeric(df: pd.DataFrame, column: str, what: str) -> np.ndarray:
-    dtype = df[column].dtype
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-        raise ValueError(f"{what} column {column!r} must be numeric, got dtype {dtype}")
-    values = df[column].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = _float_vector(df[column], f"{what} column {column!r}")
     bad = ~np.isfinite(values)
     if bad.any():
         raise ValueError(f"{what} column {column!r} has {int(bad.sum())} NaN/inf value(s)")
