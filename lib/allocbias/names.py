@@ -386,6 +386,15 @@ def frequency_ratio(voter_freq: pd.Series, births: pd.Series, race_share: pd.Ser
     return voter_freq.astype(float) / (est / total)
 
 
+def _ranked_candidates(frames: list[pd.DataFrame], kind: str) -> pd.DataFrame:
+    """The ranked candidates of every group, stacked, with ``kind`` (``first``/``last``) and the displayed
+    ``name`` in front."""
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(0, "kind", kind)
+    out.insert(1, "name", display_form(out["source_name"]))
+    return out
+
+
 def first_name_candidates(sources: NameSources, rule: NameRule = DEFAULT_RULE) -> pd.DataFrame:
     """Every first name that passes steps 1–4 of the rule, ranked by commonness within its group.
 
@@ -432,10 +441,7 @@ def first_name_candidates(sources: NameSources, rule: NameRule = DEFAULT_RULE) -
             cand = cand.sort_values(["frequency", "source_name"], ascending=[False, True], kind="mergesort")
             cand.insert(4, "rank", np.arange(1, len(cand) + 1))
             frames.append(cand)
-    out = pd.concat(frames, ignore_index=True)
-    out.insert(0, "kind", "first")
-    out.insert(1, "name", display_form(out["source_name"]))
-    return out
+    return _ranked_candidates(frames, "first")
 
 
 def _take_top(cand: pd.DataFrame, key: str, n: int, what: str) -> pd.DataFrame:
@@ -510,10 +516,7 @@ def last_name_candidates(
         cand = cand.drop(columns=["within", "census_rank"])
         cand.insert(1, "rank", np.arange(1, len(cand) + 1))
         frames.append(cand)
-    out = pd.concat(frames, ignore_index=True)
-    out.insert(0, "kind", "last")
-    out.insert(1, "name", display_form(out["source_name"]))
-    return out
+    return _ranked_candidates(frames, "last")
 
 
 def select_last_names(
