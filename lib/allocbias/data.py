@@ -799,12 +799,7 @@ def load_icnale(
     empty = essays.loc[essays["text"].str.strip() == "", "essay_id"].tolist()
     if empty:
         raise ValueError(f"ICNALE essays with empty text: {empty[:5]}")
-    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
-    if topics is not None:
-        essays = essays[essays["topic"].isin(topics)]
-    if groups is not None:
-        essays = essays[essays["group"].isin(groups)]
-    return _finish_essays(essays)
+    return _finish_essays(essays, topics, groups)
 
 
 def _read_texts(essay_ids: pd.Series, folder: Path) -> list[str]:
@@ -817,7 +812,14 @@ def _read_texts(essay_ids: pd.Series, folder: Path) -> list[str]:
     return [files[e].read_text(encoding="utf-8-sig", errors="strict").strip() for e in essay_ids]
 
 
-def _finish_essays(essays: pd.DataFrame) -> pd.DataFrame:
+def _finish_essays(essays: pd.DataFrame, topics: Iterable[str] | None, groups: Iterable[str] | None) -> pd.DataFrame:
+    """The essay table of a loader: ``qualified`` marked (rating and topic), kept to ``topics`` and ``groups``
+    (None: all), sorted, with the columns and dtypes of :data:`ESSAY_COLUMNS`."""
+    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
+    if topics is not None:
+        essays = essays[essays["topic"].isin(topics)]
+    if groups is not None:
+        essays = essays[essays["group"].isin(groups)]
     out = essays.sort_values(["topic", "group", "essay_id"], kind="mergesort").reset_index(drop=True)
     out = out[list(ESSAY_COLUMNS)]
     for col in ("essay_id", "topic", "group", "text"):
@@ -850,12 +852,7 @@ def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] 
     if missing:
         raise ValueError(f"demo essays file {path} lacks columns {missing}")
     essays["rating"] = essays["rating"].astype(float)
-    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
-    if topics is not None:
-        essays = essays[essays["topic"].isin(topics)]
-    if groups is not None:
-        essays = essays[essays["group"].isin(groups)]
-    return _finish_essays(essays)
+    return _finish_essays(essays, topics, groups)
 
 
 # ----------------------------------------------------------------------------------------------
