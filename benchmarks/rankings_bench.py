@@ -1,5 +1,5 @@
 """Bootstrap intervals of top-k selection rates over Bloomberg's answers: one matrix product for all
-replicates (``allocbias.rankings.selection_table``) vs a per-replicate loop, side by side in one run.
+replicates (``allocbias.rankings.top_k_selection_table``) vs a per-replicate loop, side by side in one run.
 
 Workload: the chapter's, every (model, job) cell of the answers behind Bloomberg's table (about 950 answers
 each), 8 groups, k = 1..7, 2,000 replicates. The loop draws the same replicates (the same generator and seed)
@@ -60,7 +60,7 @@ def main(argv=None):
     ranks = rankings.read_rankings()
     main_ = ranks[~ranks["oversampled"]]
     ks = list(range(1, 8))
-    table = rankings.selection_table(main_, k=ks, n_boot=args.n_boot, seed=0)
+    table = rankings.top_k_selection_table(main_, k=ks, n_boot=args.n_boot, seed=0)
     ref = loop_bounds(main_, ks, args.n_boot, 0)
     vec = [cell.pivot(index="group", columns="k", values=["selection_rate_low", "selection_rate_high"])
            for _, cell in table.groupby(["model", "job"], sort=True)]
@@ -68,13 +68,13 @@ def main(argv=None):
         low = v["selection_rate_low"].loc[list(GROUPS)].to_numpy()
         high = v["selection_rate_high"].loc[list(GROUPS)].to_numpy()
         assert np.allclose(r[0], low) and np.allclose(r[1], high), "vectorised and loop bounds differ"
-    t_vec = best_time(lambda: rankings.selection_table(main_, k=ks, n_boot=args.n_boot, seed=0), args.repeat)
+    t_vec = best_time(lambda: rankings.top_k_selection_table(main_, k=ks, n_boot=args.n_boot, seed=0), args.repeat)
     t_loop = best_time(lambda: loop_bounds(main_, ks, args.n_boot, 0), args.repeat)
     print(f"cells: {main_.groupby(['model', 'job']).ngroups}, answers: {main_['answer_id'].nunique()}, "
           f"k = 1..7, replicates: {args.n_boot}")
-    print(f"vectorised (selection_table): {t_vec:.3f} s")
-    print(f"per-replicate loop:           {t_loop:.3f} s")
-    print(f"ratio loop / vectorised:      {t_loop / t_vec:.1f}x")
+    print(f"vectorised (top_k_selection_table): {t_vec:.3f} s")
+    print(f"per-replicate loop:                 {t_loop:.3f} s")
+    print(f"ratio loop / vectorised:            {t_loop / t_vec:.1f}x")
     parse_rules(args)
 
 

@@ -52,7 +52,8 @@ import pandas as pd
 
 from . import data as D
 from . import catalog, checks, items, runs, systems
-from .tables import allocation_table, quality_separation, selection_table
+from .checks import require_columns
+from .tables import allocation_table, pool_selection_table, quality_separation
 from .store import run_resumable
 from .systems import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
@@ -468,7 +469,7 @@ def run_audit(
               f"report will say so and withhold its verdicts (--names-per-group {MIN_NAMES_FOR_INTERVALS} or more "
               "gives readable intervals)", flush=True)
     candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
+    pools = items.pairwise_pools(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
     attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
 
     served, server = None, None
@@ -602,14 +603,6 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
 ALL_JOBS = "all jobs"
 
 
-def _require(frame: Any, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}")
-
-
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
     """Does the system screen at all: :func:`allocbias.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
@@ -634,7 +627,7 @@ def label_mass_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -
     [{'mean': 0.6, 'share_below_half': 0.5, 'share_score_above_half': 0.5}]
     """
     by = list(by)
-    _require(scores, [*by, "label_mass", "score"], "scores")
+    require_columns(scores, [*by, "label_mass", "score"], "scores")
     grouped = scores.groupby(by, sort=False) if by else [((), scores)]
     rows = []
     for key, cell in grouped:
@@ -653,7 +646,7 @@ def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[st
 
 
 def _selection_point(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, reference: str) -> pd.DataFrame:
-    rates = selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
+    rates = pool_selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
     gaps = allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
         ["job", "k", "group", "dDP", "dEO"]]
     table = rates.merge(gaps, on=["job", "k", "group"], how="left")
@@ -668,13 +661,13 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.tables.selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.tables.pool_selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
     point = _selection_point(scores, k, rounds, seed, reference)
     reps = cluster_bootstrap(scores, lambda f: _selection_point(f, k, rounds, seed, reference), n_boot, seed)
     out = percentile_intervals(point, reps, ["job", "k", "group"], ["phi", "psi", "dDP", "dEO"], confidence)
@@ -697,7 +690,7 @@ def metric_intervals(
     from .intervals import cluster_bootstrap, percentile_intervals
     from .metrics import STUDY_METRICS
 
-    _require(scores, ["job", "group", "full_name", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
     reps = cluster_bootstrap(scores, lambda f: _metric_point(f, reference), n_boot, seed)
     return percentile_intervals(point, reps, ["job", "group"], list(STUDY_METRICS), confidence)
@@ -726,10 +719,10 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     from . import ll144
 
     if sex in scores.columns and race in scores.columns:
-        _require(scores, [score], "scores")
+        require_columns(scores, [score], "scores")
         audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
     else:  # a score table with one group column: one table of those groups
-        _require(scores, [score, group], "scores")
+        require_columns(scores, [score, group], "scores")
         audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score)
         audit.table["table"] = "group"
         if audit.regression is not None:
@@ -814,7 +807,7 @@ def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: 
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
     values = ["p_better_high_low", "p_better_high_medium", "p_better_medium_low", "mean_label_mass"]
     point = _validity_point(scores)
     reps = cluster_bootstrap(scores, _validity_point, n_boot, seed)
@@ -835,7 +828,7 @@ def screening_verdict(validity: pd.DataFrame, names_per_group: int, *, min_p_bet
     >>> r["screens"], r["withhold"], r["reasons"][0][:60]
     (False, True, 'A high-quality résumé outscores a low-quality one with proba')
     """
-    _require(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
+    require_columns(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
     rows = validity.set_index("metric")
     p, mass = rows.loc["p_better_high_low"], rows.loc["mean_label_mass"]
     reasons = []

@@ -1,25 +1,36 @@
-"""The checks of the study's counting parameters, in one place: quotas ``k``, ``rounds`` and other counts, seeds.
+"""The one place that validates the library's inputs: one wording for one mistake, wherever it is made.
 
-Every library function that takes a top-``k`` quota, a number of rounds, resamples or items, or a seed checks it
-here, so a bad value gets the same one-line ``ValueError`` naming the parameter wherever it is passed:
+Every library function that takes a top-``k`` quota, a number of rounds, resamples or items, a seed, or a
+DataFrame of given columns checks it here, so a bad value gets the same one-line ``ValueError`` naming the
+parameter (or the frame and its missing columns) wherever it is passed:
 
 - :func:`count`: an integer ``>= minimum`` (``rounds``, ``n_boot``, ``n_perm``, ``names_per_group``...);
   booleans, floats and strings are refused, numpy integers accepted;
 - :func:`seed`: a non-negative integer (what ``numpy.random.default_rng`` and ``SeedSequence`` accept);
 - :func:`quotas` / :func:`quota`: one quota or a non-empty sequence of them, each in ``1..pool`` (or
-  ``1..pool - 1`` where ``k = pool`` would select everybody).
+  ``1..pool - 1`` where ``k = pool`` would select everybody);
+- :func:`is_int`: whether a value is an integer (Python or numpy), not a boolean;
+- :func:`require_columns`: a DataFrame holding the columns named (and, if asked, at least one row).
+
+>>> import pandas as pd
+>>> require_columns(pd.DataFrame({"score": [0.5]}), ["score", "group"], "scores")
+Traceback (most recent call last):
+...
+ValueError: scores has no column(s) ['group']; its columns: ['score']
 
 Pure functions; no other module of the library is imported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from numbers import Integral
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["count", "is_int", "quota", "quotas", "seed"]
+__all__ = ["count", "is_int", "quota", "quotas", "require_columns", "seed"]
 
 
 def is_int(value: Any) -> bool:
@@ -115,3 +126,25 @@ def quota(k: Any, *, name: str = "k", pool: int | None = None, below_pool: bool 
     if not is_int(k):
         raise ValueError(f"{name} must be an integer, got {k!r}")
     return quotas(k, name=name, pool=pool, below_pool=below_pool)[0]
+
+
+def require_columns(frame: Any, columns: Iterable[str], what: str, *, nonempty: bool = False) -> None:
+    """Raise ``ValueError`` unless ``frame`` is a DataFrame holding every one of ``columns`` (and, with
+    ``nonempty``, at least one row); the message names ``what`` the frame is, the missing columns and those it has.
+
+    >>> require_columns(pd.DataFrame({"a": []}), ["a"], "table", nonempty=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: table has no rows
+    >>> require_columns([1, 2], ["a"], "table")
+    Traceback (most recent call last):
+    ...
+    ValueError: table must be a pandas DataFrame, got list
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} has no column(s) {missing}; its columns: {list(frame.columns)}")
+    if nonempty and frame.empty:
+        raise ValueError(f"{what} has no rows")

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import checks, datasets
+from ._renamed import renamed
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
 from .name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
 
@@ -39,7 +40,7 @@ __all__ = [
     "RANKING_COLUMNS",
     "bootstrap_weights",
     "group_label",
-    "impact_ratios",
+    "low_impact_ratio_counts",
     "pair_winners",
     "FUZZY_CUTOFF",
     "FUZZY_MARGIN",
@@ -52,7 +53,7 @@ __all__ = [
     "read_answers",
     "read_rankings",
     "selection_matrix",
-    "selection_table",
+    "top_k_selection_table",
 ]
 
 #: Bloomberg's demographic codes (race initial _ W for women / M for men) -> the study's group labels.
@@ -426,7 +427,7 @@ def bootstrap_weights(n: int, n_boot: int, seed: Any) -> np.ndarray:
     return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
 
 
-def selection_table(
+def top_k_selection_table(
     rankings: pd.DataFrame,
     k: int | Sequence[int] = 1,
     *,
@@ -458,7 +459,7 @@ def selection_table(
     --------
     >>> r = pd.DataFrame({"answer_id": np.repeat(["a", "b"], 2), "group": ["Male White", "Female Black"] * 2,
     ...                   "rank": [1.0, 2.0, 2.0, 1.0], "model": "m", "job": "j"})
-    >>> t = selection_table(r, 1, reference="Male White")
+    >>> t = top_k_selection_table(r, 1, reference="Male White")
     >>> t[["group", "selection_rate", "impact_ratio", "dDP"]].to_numpy().tolist()
     [['Male White', 0.5, 1.0, 0.0], ['Female Black', 0.5, 1.0, 0.0]]
     """
@@ -508,12 +509,12 @@ def _rate_stats(rate: np.ndarray, groups: Sequence[str], reference: str | None) 
     return out
 
 
-def impact_ratios(selection: pd.DataFrame, threshold: float = 0.8) -> pd.DataFrame:
-    """Cells (rows of :func:`selection_table`) whose impact ratio is below ``threshold`` (the four-fifths rule),
+def low_impact_ratio_counts(selection: pd.DataFrame, threshold: float = 0.8) -> pd.DataFrame:
+    """Cells (rows of :func:`top_k_selection_table`) whose impact ratio is below ``threshold`` (the four-fifths rule),
     counted per model and k: ``model, k, n_cells, n_below, min_impact_ratio``.
 
     >>> t = pd.DataFrame({"model": "m", "k": 1, "impact_ratio": [1.0, 0.7, 0.9]})
-    >>> impact_ratios(t).to_dict("records")
+    >>> low_impact_ratio_counts(t).to_dict("records")
     [{'model': 'm', 'k': 1, 'n_cells': 3, 'n_below': 1, 'min_impact_ratio': 0.7}]
     """
     need = {"model", "k", "impact_ratio"}
@@ -1014,3 +1015,8 @@ def uniformity_phrase(p_value: float, level: float = 0.05) -> str:
     if p_value < level:
         return "are not spread evenly over the groups"
     return "are consistent with an even spread over the groups"
+
+
+#: Old names (deprecated aliases): ``rankings.selection_table`` collided with ``tables.selection_table`` and
+#: ``rankings.impact_ratios`` with ``ll144.impact_ratios``, which compute other things.
+__getattr__ = renamed(__name__, {"selection_table": "top_k_selection_table", "impact_ratios": "low_impact_ratio_counts"})

@@ -342,6 +342,18 @@ class LocalEngine:
             texts.append(self.loaded.format_chat(messages))
         return [list(ids) for ids in self.loaded.tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
+    def _batch_and_ids(self, prompts: Sequence[Any], batch_size: int | None, extra: int = 0) -> tuple[int, list]:
+        """The batch size to run (``batch_size``, else the engine's; at least 1) and the prompts' token ids, each
+        checked to fit the context with ``extra`` new tokens (no ids for no prompts)."""
+        bs = self.batch_size if batch_size is None else int(batch_size)
+        if bs < 1:
+            raise ValueError(f"batch_size must be >= 1, got {bs}")
+        if len(prompts) == 0:
+            return bs, []
+        ids = self.encode(prompts)
+        self._check_lengths(ids, extra=extra)
+        return bs, ids
+
     def _check_lengths(self, ids: Sequence[Sequence[int]], extra: int = 0) -> None:
         limit = self.loaded.max_context
         too_long = [(i, len(t)) for i, t in enumerate(ids) if len(t) + extra > limit]
@@ -425,13 +437,9 @@ class LocalEngine:
         if not np.all(np.isfinite(gammas)):
             raise ValueError(f"label values must be finite, got {dict(labels)}")
         variants = self.label_tokens(names)
-        bs = self.batch_size if batch_size is None else int(batch_size)
-        if bs < 1:
-            raise ValueError(f"batch_size must be >= 1, got {bs}")
-        if len(prompts) == 0:
+        bs, ids = self._batch_and_ids(prompts, batch_size)
+        if not ids:
             return []
-        ids = self.encode(prompts)
-        self._check_lengths(ids)
         lengths = [len(t) for t in ids]
         groups = plan_groups(ids, share_prefix=self.share_prefix, min_prefix_tokens=self.min_prefix_tokens)
         computed = tokens_computed(groups, lengths)
@@ -508,13 +516,9 @@ class LocalEngine:
 
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        bs = self.batch_size if batch_size is None else int(batch_size)
-        if bs < 1:
-            raise ValueError(f"batch_size must be >= 1, got {bs}")
-        if len(prompts) == 0:
+        bs, ids = self._batch_and_ids(prompts, batch_size, extra=max_new_tokens)
+        if not ids:
             return []
-        ids = self.encode(prompts)
-        self._check_lengths(ids, extra=max_new_tokens)
         lengths = [len(t) for t in ids]
         share = self.share_prefix and not self.sliding_window
         groups = plan_groups(ids, share_prefix=share, min_prefix_tokens=self.min_prefix_tokens)

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from . import checks
+from .checks import require_columns
 
 __all__ = [
     "allocation_gaps",
@@ -72,11 +73,7 @@ def _as_list(cols: str | Sequence[str] | None) -> list[str]:
 def _require_columns(
     frame: pd.DataFrame, cols: Sequence[str], what: str = "candidates", allow_missing: bool = False
 ) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns are {list(frame.columns)}")
+    require_columns(frame, cols, what)
     if allow_missing:
         return
     for c in cols:

@@ -27,7 +27,8 @@ import pandas as pd
 from scipy import stats
 
 from . import checks
-from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS
+from .checks import require_columns
+from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
 
 __all__ = [
     "CONTROL_METRICS",
@@ -62,13 +63,7 @@ _DEFAULT_GAPS = STUDY_GAPS
 # checks
 # --------------------------------------------------------------------------------------------------------------
 def _check_frame(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns present: {list(df.columns)}")
-    if df.empty:
-        raise ValueError(f"{what} is empty")
+    require_columns(df, columns, what, nonempty=True)
 
 
 def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
@@ -79,10 +74,7 @@ def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
 
 
 def _numeric(df: pd.DataFrame, column: str, what: str) -> np.ndarray:
-    dtype = df[column].dtype
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-        raise ValueError(f"{what} column {column!r} must be numeric, got dtype {dtype}")
-    values = df[column].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = _float_vector(df[column], f"{what} column {column!r}")
     bad = ~np.isfinite(values)
     if bad.any():
         raise ValueError(f"{what} column {column!r} has {int(bad.sum())} NaN/inf value(s)")
@@ -129,17 +121,7 @@ class PearsonResult:
 
 
 def _vector(x: object, name: str) -> np.ndarray:
-    if isinstance(x, (pd.Series, pd.Index)):
-        if pd.api.types.is_bool_dtype(x.dtype) or not pd.api.types.is_numeric_dtype(x.dtype):
-            raise ValueError(f"{name} must be numeric, got dtype {x.dtype}")
-        arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must be numeric (int or float), got dtype {arr.dtype}")
-        arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    arr = _float_vector(x, name)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} has {int(bad.sum())} NaN/inf value(s)")

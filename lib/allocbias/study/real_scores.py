@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import checks, ll144, metrics, selection, validity
+from ..checks import require_columns
 
 __all__ = [
     "METRICS",
@@ -70,13 +71,7 @@ PROMPT_LAB_REFERENCE = "baseline"
 # checks
 # --------------------------------------------------------------------------------------------------------------
 def _require(frame: Any, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}; it has {list(frame.columns)}")
-    if frame.empty:
-        raise ValueError(f"{what} has no rows")
+    require_columns(frame, columns, what, nonempty=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
