@@ -1,5 +1,5 @@
 """Bootstrap intervals of top-k selection rates over Bloomberg's answers: one matrix product for all
-replicates (``allocbias.rankings.selection_table``) vs a per-replicate loop, side by side in one run.
+replicates (``allocbias.rankings.top_k_selection_table``) vs a per-replicate loop, side by side in one run.
 
 Workload: the chapter's, every (model, job) cell of the answers behind Bloomberg's table (about 950 answers
 each), 8 groups, k = 1..7, 2,000 replicates. The loop draws the same replicates (the same generator and seed)
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from allocbias import rankings
+from allocbias import name_matching, rankings
 from allocbias.data import GROUPS
 
 
@@ -60,7 +60,7 @@ def main(argv=None):
     ranks = rankings.read_rankings()
     main_ = ranks[~ranks["oversampled"]]
     ks = list(range(1, 8))
-    table = rankings.selection_table(main_, k=ks, n_boot=args.n_boot, seed=0)
+    table = rankings.top_k_selection_table(main_, k=ks, n_boot=args.n_boot, seed=0)
     ref = loop_bounds(main_, ks, args.n_boot, 0)
     vec = [cell.pivot(index="group", columns="k", values=["selection_rate_low", "selection_rate_high"])
            for _, cell in table.groupby(["model", "job"], sort=True)]
@@ -68,13 +68,13 @@ def main(argv=None):
         low = v["selection_rate_low"].loc[list(GROUPS)].to_numpy()
         high = v["selection_rate_high"].loc[list(GROUPS)].to_numpy()
         assert np.allclose(r[0], low) and np.allclose(r[1], high), "vectorised and loop bounds differ"
-    t_vec = best_time(lambda: rankings.selection_table(main_, k=ks, n_boot=args.n_boot, seed=0), args.repeat)
+    t_vec = best_time(lambda: rankings.top_k_selection_table(main_, k=ks, n_boot=args.n_boot, seed=0), args.repeat)
     t_loop = best_time(lambda: loop_bounds(main_, ks, args.n_boot, 0), args.repeat)
     print(f"cells: {main_.groupby(['model', 'job']).ngroups}, answers: {main_['answer_id'].nunique()}, "
           f"k = 1..7, replicates: {args.n_boot}")
-    print(f"vectorised (selection_table): {t_vec:.3f} s")
-    print(f"per-replicate loop:           {t_loop:.3f} s")
-    print(f"ratio loop / vectorised:      {t_loop / t_vec:.1f}x")
+    print(f"vectorised (top_k_selection_table): {t_vec:.3f} s")
+    print(f"per-replicate loop:                 {t_loop:.3f} s")
+    print(f"ratio loop / vectorised:            {t_loop / t_vec:.1f}x")
     parse_rules(args)
 
 
@@ -83,19 +83,19 @@ def parse_rules(args):
     answers, ranks = rankings.read_answers(), rankings.read_rankings()
     answers = answers.iloc[: args.n_answers]
     prompts = rankings.prompt_names(answers, ranks[ranks["answer_id"].isin(answers["answer_id"])])
-    cached = rankings._name_pattern
+    cached = name_matching.name_pattern
     uncached = cached.__wrapped__
     for rule in ("strict", "fuzzy"):
         cached.cache_clear()
         t_cached = best_time(lambda: rankings.rule_rankings(answers, prompts, rule), args.repeat)
         with_cache = rankings.rule_rankings(answers, prompts, rule)
-        rankings._name_pattern = lambda name: uncached(name)
+        name_matching.name_pattern = lambda name, hyphenated=False: uncached(name, hyphenated)
         try:
             re.purge()  # and without the re module's own cache of compiled patterns
             t_fresh = best_time(lambda: (re.purge(), rankings.rule_rankings(answers, prompts, rule)), args.repeat)
             fresh = rankings.rule_rankings(answers, prompts, rule)
         finally:
-            rankings._name_pattern = cached
+            name_matching.name_pattern = cached
         assert with_cache.equals(fresh), f"rule {rule}: cached and fresh patterns give different rankings"
         print(f"rule {rule!r} on {len(answers)} answers: cached patterns {t_cached:.3f} s, "
               f"compiled per answer {t_fresh:.3f} s, ratio {t_fresh / t_cached:.1f}x")

@@ -119,7 +119,7 @@ def stored_pairwise_answers(params):
 
     cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=params["seed"])
     groups = params["pairwise_groups"]
-    pools = items.pairwise_rounds(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
+    pools = items.pairwise_pools(cands[cands["group"].isin(groups)] if groups else cands, params["pairwise_rounds"],
                                   params["seed"])
     root = catalog.resolve_scores_root(params["scores_root"])
     ids = set(items.resume_pairwise_items(pools)["prompt_id"])

@@ -22,7 +22,7 @@ from allocbias.items import (
     ellipse_pointwise_items,
     essay_pointwise_items,
     hiring_bloomberg_items,
-    pairwise_rounds,
+    pairwise_pools,
     resume_pairwise_items,
     resume_pointwise_items,
 )
@@ -145,7 +145,7 @@ def test_a_random_sample_of_rows_is_reproduced(table, engines):
             cands = D.candidate_table(list(D.JOBS), names_per_group=10, seed=0)
             if args["groups"]:
                 cands = cands[cands["group"].isin(args["groups"])]
-            made.append(resume_pairwise_items(pairwise_rounds(cands, args["rounds"], 0)))
+            made.append(resume_pairwise_items(pairwise_pools(cands, args["rounds"], 0)))
         items = pd.concat(made).drop_duplicates("prompt_id").set_index("prompt_id")
         assert set(stored["prompt_id"]) <= set(items.index), "stored prompts that the recorded commands do not make"
         sample = stored.iloc[rng.choice(len(stored), SAMPLE[kind], replace=False)]

@@ -22,8 +22,8 @@ from allocbias.genderbench import (
     masculine_rate,
     pivot_attempts,
     position_effect,
+    probe_summary,
     stereotype_rate,
-    summary,
     undetected_rate_attempts,
     undetected_rate_items,
 )
@@ -436,9 +436,9 @@ def test_bootstrap_ci_errors() -> None:
         bootstrap_ci(df, "masculine_rate", 10, seed=0, strata=["race"])
 
 
-def test_summary_table() -> None:
+def test_probe_summary_table() -> None:
     df = simulated_results(n_per_cell=20, p_undetected=0.05, seed=3)
-    table = summary(df, n_boot=200, seed=1)
+    table = probe_summary(df, n_boot=200, seed=1)
     assert list(table.columns) == ["metric", "job", "race", "estimate", "ci_low", "ci_high", "n_items"]
     overall = table[(table["job"] == "all")].set_index("metric")
     assert list(overall.index) == [
@@ -463,21 +463,21 @@ def test_summary_table() -> None:
     row = overall.loc["stereotype_rate"]
     assert (row["ci_low"], row["ci_high"]) == bootstrap_ci(df, "stereotype_rate", 200, seed=1)
     assert ((table["ci_low"] <= table["estimate"] + 1e-12) | (table["metric"] == "disparity")).all()
-    pd.testing.assert_frame_equal(table, summary(df, n_boot=200, seed=1))
+    pd.testing.assert_frame_equal(table, probe_summary(df, n_boot=200, seed=1))
     # other job keys: the stereotype rate must be switched off explicitly
     other = df.assign(job=df["job"].str.upper())
     with pytest.raises(ValueError, match="stereotype_rate needs"):
-        summary(other, n_boot=10, seed=0)
-    assert "stereotype_rate" not in set(summary(other, 10, 0, male_jobs=None, female_jobs=None)["metric"])
+        probe_summary(other, n_boot=10, seed=0)
+    assert "stereotype_rate" not in set(probe_summary(other, 10, 0, male_jobs=None, female_jobs=None)["metric"])
 
 
-def test_summary_strata_job_only_can_fail_on_sparse_cells() -> None:
+def test_probe_summary_strata_job_only_can_fail_on_sparse_cells() -> None:
     # a (job, race) cell of one item: job-only resampling leaves it out of some replicates
     df = simulated_results(n_per_cell=6, seed=0)
     keep = ~((df["job"] == "retail") & (df["race"] == "Black") & (df["item_id"] % 6 != 0))
     with pytest.raises(ValueError, match="cell"):
-        summary(df[keep], n_boot=300, seed=0, strata="job")
-    summary(df[keep], n_boot=50, seed=0)  # design-cell strata always work
+        probe_summary(df[keep], n_boot=300, seed=0, strata="job")
+    probe_summary(df[keep], n_boot=50, seed=0)  # design-cell strata always work
 
 
 def test_end_to_end_pipeline(names) -> None:

@@ -19,9 +19,9 @@ from allocbias.genderbench import (
     masculine_rate,
     position_effect,
     probe_report,
+    probe_summary,
     rule_answers,
     stereotype_rate,
-    summary,
     undetected_rate_attempts,
     winner_slot_shares,
 )
@@ -193,9 +193,9 @@ def test_agreement_errors() -> None:
 
 
 # ------------------------------------------------------------------------------------------- probe_report
-def test_probe_report_equals_summary_when_everything_is_defined(items) -> None:
+def test_probe_report_equals_probe_summary_when_everything_is_defined(items) -> None:
     won = detect_winners(items, rule_answers(items, "random", seed=9))
-    pd.testing.assert_frame_equal(probe_report(won, n_boot=300, seed=2), summary(won, n_boot=300, seed=2))
+    pd.testing.assert_frame_equal(probe_report(won, n_boot=300, seed=2), probe_summary(won, n_boot=300, seed=2))
 
 
 def test_probe_report_drops_the_stereotype_rate_without_all_four_jobs(items) -> None:
@@ -205,7 +205,7 @@ def test_probe_report_drops_the_stereotype_rate_without_all_four_jobs(items) -> 
     assert "stereotype_rate" not in set(report["metric"])
     assert "retail" not in set(report["job"])
     with pytest.raises(ValueError, match="retail"):
-        summary(won, n_boot=200, seed=0)
+        probe_summary(won, n_boot=200, seed=0)
     und = report.set_index("metric").loc["undetected_rate_attempts"]
     assert und["estimate"] == pytest.approx(0.25)
     assert und["ci_low"] <= 0.25 <= und["ci_high"]
@@ -220,15 +220,15 @@ def test_probe_report_without_any_detection_gives_the_undetected_rates(items) ->
     assert report["n_items"].tolist() == [items["item_id"].nunique()] * 2
 
 
-def test_probe_report_undetected_rows_match_summary(items) -> None:
+def test_probe_report_undetected_rows_match_probe_summary(items) -> None:
     won = detect_winners(items, rule_answers(items, "random", seed=1))
     drop = won.sample(frac=0.3, random_state=0).index
     won.loc[drop, ["winner_slot", "winner_name", "winner_gender"]] = None
     ours = probe_report(won, n_boot=300, seed=4)
-    theirs = summary(won, n_boot=300, seed=4)
+    theirs = probe_summary(won, n_boot=300, seed=4)
     pd.testing.assert_frame_equal(ours, theirs)
     assert ours.set_index("metric").loc["undetected_rate_attempts", "estimate"] == undetected_rate_attempts(won)
-    # the undetected-only path draws the same replicates as summary's
+    # the undetected-only path draws the same replicates as probe_summary's
     only = won.assign(winner_gender=None, winner_slot=pd.array([None] * len(won), dtype="Int64"))
     rows = probe_report(only, n_boot=300, seed=4)
     assert rows["estimate"].tolist() == [1.0, 1.0]
@@ -260,4 +260,4 @@ def test_probe_report_job_strata_with_one_item_per_cell() -> None:
     assert overall["ci_low"] <= overall["estimate"] <= overall["ci_high"]
     assert overall["estimate"] == masculine_rate(won)
     with pytest.raises(ValueError, match="lack a"):
-        summary(won, n_boot=400, seed=0, strata=("job",))
+        probe_summary(won, n_boot=400, seed=0, strata=("job",))

@@ -69,9 +69,9 @@ def test_same_seed_same_replicates_and_intervals_ordered(a, b, seed):
 
 def test_bad_input_names_the_problem():
     frame = _names_frame([0.1, 0.2], [0.3, 0.4])
-    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['full_name'\]"):
+    with pytest.raises(ValueError, match=r"has no column\(s\) \['full_name'\]"):
         cluster_bootstrap(frame.drop(columns="full_name"), lambda f: f, 5, 0)
-    with pytest.raises(ValueError, match="n_boot must be a positive integer"):
+    with pytest.raises(ValueError, match="n_boot must be an integer >= 1"):
         cluster_bootstrap(frame, lambda f: f, 0, 0)
     with pytest.raises(ValueError, match="statistic must return a DataFrame"):
         cluster_bootstrap(frame, lambda f: 1.0, 2, 0)

@@ -21,12 +21,12 @@ from allocbias.ll144 import (
     di_median,
     di_threshold,
     four_fifths_flags,
-    impact_ratios,
+    group_metric_summary,
+    impact_ratios_at,
     ks_test,
     p_fair,
     pooled_quantiles,
     selection_rates,
-    summary,
     synthetic_components,
     synthetic_example,
 )
@@ -77,7 +77,7 @@ def test_selection_rates_sorted_group_order_and_unsorted_input() -> None:
     [(3, 1 / 3, 1.0), (4, 0.0, 1.0), (6, 1.0, 1.0), (0, 1.0, 1.0), (2, 0.5, 1.0)],
 )
 def test_impact_ratios_hand(t: float, ir_a: float, ir_b: float) -> None:
-    ir = impact_ratios(S, G, t)
+    ir = impact_ratios_at(S, G, t)
     assert ir["A"] == pytest.approx(ir_a)
     assert ir["B"] == pytest.approx(ir_b)
     assert di_threshold(S, G, t).tolist() == ir.tolist()
@@ -87,7 +87,7 @@ def test_impact_ratios_hand(t: float, ir_a: float, ir_b: float) -> None:
 def test_impact_ratios_three_groups() -> None:
     scores = S + [10, 10, 10]
     groups = G + ["C", "C", "C"]
-    ir = impact_ratios(scores, groups, 3)
+    ir = impact_ratios_at(scores, groups, 3)
     assert ir.to_dict() == pytest.approx({"A": 0.25, "B": 0.75, "C": 1.0})
 
 
@@ -97,7 +97,7 @@ def test_four_fifths_flags_hand_and_boundary() -> None:
     # IR exactly 0.8 is not flagged (strict <)
     scores = [0] * 6 + [1] * 4 + [0] * 5 + [1] * 5
     groups = ["a"] * 10 + ["b"] * 10
-    assert impact_ratios(scores, groups, 0.5)["a"] == 0.8
+    assert impact_ratios_at(scores, groups, 0.5)["a"] == 0.8
     assert not four_fifths_flags(scores, groups, 0.5)["a"]
     assert four_fifths_flags(scores, groups, 0.5, bound=0.81)["a"]
 
@@ -141,7 +141,7 @@ def test_di_curve_hand() -> None:
     np.testing.assert_allclose(c["B"], [1.0] * 5)
     # p = 0 is set to 1 by definition even though the strict cut at the minimum
     # (score 1, only in A) gives A an impact ratio of 3/4
-    assert impact_ratios(S, G, 1)["A"] == 0.75
+    assert impact_ratios_at(S, G, 1)["A"] == 0.75
 
 
 def test_di_curve_default_grid() -> None:
@@ -203,12 +203,12 @@ def test_ks_test_hand_and_reference() -> None:
     assert r.n_group + r.n_rest == 300
 
 
-def test_summary_consistent_with_functions() -> None:
+def test_group_metric_summary_consistent_with_functions() -> None:
     rng = np.random.default_rng(1)
     scores = rng.gamma(2.0, 10.0, 400)
     groups = rng.choice(["p", "q", "r"], 400)
     grid = np.linspace(0, 1, 201)
-    s = summary(scores, groups, threshold=20.0, grid=grid)
+    s = group_metric_summary(scores, groups, threshold=20.0, grid=grid)
     pd.testing.assert_series_equal(s["di_avg"], di_avg(scores, groups))
     pd.testing.assert_series_equal(s["di_median"], di_median(scores, groups))
     pd.testing.assert_series_equal(s["di_threshold"], di_threshold(scores, groups, 20.0))
@@ -218,8 +218,8 @@ def test_summary_consistent_with_functions() -> None:
     assert s["n"].tolist() == [int((groups == g).sum()) for g in ["p", "q", "r"]]
     for col in ["di_avg", "di_median", "di_threshold", "auc_di", "p_fair"]:
         assert (s[f"flag_{col}"] == (s[col] < 0.8)).all()
-    assert "di_threshold" not in summary(scores, groups, grid=grid).columns
-    strict = summary(scores, groups, grid=grid, bound=0.95)
+    assert "di_threshold" not in group_metric_summary(scores, groups, grid=grid).columns
+    strict = group_metric_summary(scores, groups, grid=grid, bound=0.95)
     pd.testing.assert_series_equal(strict["p_fair"], p_fair(scores, groups, grid=grid, bound=0.95))
     assert (strict["flag_auc_di"] == (strict["auc_di"] < 0.95)).all()
 
@@ -240,7 +240,7 @@ def test_curve_matches_masks_at_quantile_thresholds() -> None:
         sr = np.array([sel[groups == g].mean() for g in ["g1", "g2", "g3", "g4"]])
         ir = sr / sr.max() if sr.max() > 0 else np.ones(4)
         np.testing.assert_allclose(c.iloc[j].to_numpy(), ir)
-        np.testing.assert_allclose(impact_ratios(scores, groups, thresholds[j]).to_numpy(), ir)
+        np.testing.assert_allclose(impact_ratios_at(scores, groups, thresholds[j]).to_numpy(), ir)
 
 
 def test_di_median_is_impact_ratio_at_numpy_median() -> None:
@@ -251,7 +251,7 @@ def test_di_median_is_impact_ratio_at_numpy_median() -> None:
         groups[:2], groups[2:4] = "u", "v"
         pd.testing.assert_series_equal(
             di_median(scores, groups),
-            impact_ratios(scores, groups, float(np.median(scores))).rename("di_median"),
+            impact_ratios_at(scores, groups, float(np.median(scores))).rename("di_median"),
         )
         assert di_median(scores, groups).tolist() == di_curve(scores, groups, [0, 0.5, 1]).loc[0.5].tolist()
 
@@ -275,7 +275,7 @@ def test_synthetic_examples_shape_and_paper_claims() -> None:
         df = synthetic_example(kind, param, n=20_000, seed=0)
         assert list(df.columns) == ["score", "group"]
         assert df["group"].value_counts().to_dict() == {"A": 20_000, "B": 20_000}
-        s = summary(df["score"], df["group"], grid=grid)
+        s = group_metric_summary(df["score"], df["group"], grid=grid)
         assert s["di_median"].min() > 0.9, kind
         assert s["di_avg"].min() > 0.85, kind
         assert s["auc_di"].min() < 0.8, kind
@@ -317,7 +317,7 @@ def test_identical_groups_are_fair_everywhere(x: list[int], k: int, t: int) -> N
     assert (auc_di(scores, groups) == 1.0).all()
     assert (p_fair(scores, groups) == 1.0).all()
     assert (di_median(scores, groups) == 1.0).all()
-    assert (impact_ratios(scores, groups, t) == 1.0).all()
+    assert (impact_ratios_at(scores, groups, t) == 1.0).all()
     assert not four_fifths_flags(scores, groups, t).any()
 
 
@@ -350,7 +350,7 @@ def test_invariance_under_increasing_transforms(data: tuple[np.ndarray, np.ndarr
     pd.testing.assert_series_equal(auc_di(scores, groups, grid=grid), auc_di(f(scores), groups, grid=grid))
     pd.testing.assert_series_equal(p_fair(scores, groups, grid=grid), p_fair(f(scores), groups, grid=grid))
     pd.testing.assert_series_equal(
-        impact_ratios(scores, groups, t), impact_ratios(f(scores), groups, f(np.float64(t)))
+        impact_ratios_at(scores, groups, t), impact_ratios_at(f(scores), groups, f(np.float64(t)))
     )
 
 
@@ -362,7 +362,7 @@ def test_relabelling_groups_permutes_output(data: tuple[np.ndarray, np.ndarray],
     new = np.array([mapping[g] for g in groups])
     grid = np.linspace(0, 1, 101)
     for fn in (di_median, lambda s, g: auc_di(s, g, grid=grid), lambda s, g: p_fair(s, g, grid=grid),
-               lambda s, g: impact_ratios(s, g, t), lambda s, g: selection_rates(s, g, t)):
+               lambda s, g: impact_ratios_at(s, g, t), lambda s, g: selection_rates(s, g, t)):
         old_out = fn(scores, groups)
         new_out = fn(scores, new)
         assert list(new_out.index) == sorted(new_out.index)
@@ -388,7 +388,7 @@ def test_dominating_group_has_ratio_one(top: list[int], rest: list[list[int]]) -
     assert (auc.drop("top") < 1.0).all()
     assert (p_fair(scores, groups).drop("top") < 1.0).all()
     # a cut between the groups selects only the top group
-    ir = impact_ratios(scores, groups, 60.5)
+    ir = impact_ratios_at(scores, groups, 60.5)
     assert ir["top"] == 1.0
     assert (ir.drop("top") == 0.0).all()
     assert four_fifths_flags(scores, groups, 60.5).drop("top").all()
@@ -454,14 +454,14 @@ def test_beta_prior_changes_auc_in_the_expected_direction() -> None:
 def test_bad_scores_and_groups(scores: object, groups: object, match: str) -> None:
     for fn in (
         lambda: selection_rates(scores, groups, 0.5),
-        lambda: impact_ratios(scores, groups, 0.5),
+        lambda: impact_ratios_at(scores, groups, 0.5),
         lambda: di_median(scores, groups),
         lambda: di_avg(scores, groups),
         lambda: di_curve(scores, groups),
         lambda: auc_di(scores, groups),
         lambda: p_fair(scores, groups),
         lambda: ks_test(scores, groups, "a"),
-        lambda: summary(scores, groups),
+        lambda: group_metric_summary(scores, groups),
     ):
         with pytest.raises(ValueError, match=match):
             fn()
@@ -508,7 +508,7 @@ def test_bad_threshold_bound_group_and_curve() -> None:
     with pytest.raises(ValueError, match="threshold is NaN"):
         selection_rates(S, G, np.nan)
     with pytest.raises(ValueError, match="threshold must be a number"):
-        impact_ratios(S, G, "high")
+        impact_ratios_at(S, G, "high")
     for bound in (0.0, 1.5, -0.2):
         with pytest.raises(ValueError, match="bound must lie in \\(0, 1\\]"):
             four_fifths_flags(S, G, 3, bound=bound)
@@ -546,14 +546,14 @@ def test_bad_synthetic(kind: int, param: float, n: int, match: str) -> None:
         synthetic_example(kind, param, n=n, seed=0)
 
 
-def test_synthetic_sweep_matches_summary() -> None:
+def test_synthetic_sweep_matches_group_metric_summary() -> None:
     grid = np.linspace(0, 1, 101)
     sw = ll144.synthetic_sweep(2, [5.0, 20.0], n=800, seed=3, threshold=50.0, grid=grid, bound=0.9)
     assert list(sw.columns[:3]) == ["example", "param", "group"]
     assert sw["param"].tolist() == [5.0, 5.0, 20.0, 20.0]
     assert (sw["example"] == 2).all()
     df = synthetic_example(2, 20.0, n=800, seed=3)
-    ref = summary(df["score"], df["group"], threshold=50.0, grid=grid, bound=0.9)
+    ref = group_metric_summary(df["score"], df["group"], threshold=50.0, grid=grid, bound=0.9)
     got = sw[sw["param"] == 20.0].set_index("group")[ref.columns]
     pd.testing.assert_frame_equal(got, ref, check_names=False)
     with pytest.raises(ValueError, match="params is empty"):

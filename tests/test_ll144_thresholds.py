@@ -44,7 +44,7 @@ def test_n25_p028_uses_the_seventh_order_statistic() -> None:
     # the default grid's p = 0.28 (np.linspace(0, 1, 1001)[280]) is the same point
     default = ll144.di_curve(scores, groups)
     assert default.iloc[280].to_dict() == pytest.approx(expected)
-    assert ll144.impact_ratios(scores, groups, 7.0).to_dict() == pytest.approx(expected)
+    assert ll144.impact_ratios_at(scores, groups, 7.0).to_dict() == pytest.approx(expected)
 
 
 def test_1000_candidates_every_default_grid_point_is_its_rank() -> None:

@@ -256,7 +256,7 @@ def stand_in_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("scores-stand-in")
     cands = data.candidate_table(SMALL["jobs"], names_per_group=SMALL["names_per_group"], seed=SMALL["seed"])
     runs.pointwise_table(SMALL["systems"], cands, root=root, engine_for=lambda s: StandIn("first"))
-    pools = items.pairwise_rounds(cands, ROUNDS, SMALL["seed"])
+    pools = items.pairwise_pools(cands, ROUNDS, SMALL["seed"])
     runs.pairwise_table(list(ENGINES), pools, root=root, engine_for=lambda s: StandIn(ENGINES[s.id]))
     return root
 

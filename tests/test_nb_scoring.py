@@ -140,7 +140,7 @@ def test_default_parameters_reuse_the_committed_table_and_load_no_model(tmp_path
         ids = set(items.resume_pointwise_items(cands, system.wording)["prompt_id"])
         if not ids <= catalog.store_for(system, "resume_pointwise").done_ids():
             pytest.skip(f"the committed table of {system.id} does not hold every row yet: the run would score live")
-    pair_items = items.resume_pairwise_items(items.pairwise_rounds(cands, defaults["pairwise_rounds"], 0))
+    pair_items = items.resume_pairwise_items(items.pairwise_pools(cands, defaults["pairwise_rounds"], 0))
     assert len(pair_items) == 6720  # 30 pools per job x 4 jobs x 28 pairs x 2 orders (a pair in two pools: one prompt)
     pair_ids = set(pair_items["prompt_id"])
     for system in defaults["pairwise_systems"]:

@@ -101,7 +101,7 @@ def test_score_distributions_rejects_bad_input(frames):
     with pytest.raises(ValueError, match="frames_by_param must be a non-empty mapping"):
         plot_score_distributions({}, param_label="a", title="t")
     bad = {0.0: frames[0.0].rename(columns={"score": "points"})}
-    with pytest.raises(ValueError, match=r"frames_by_param\[0\.0\] lacks the column\(s\) \['score'\]"):
+    with pytest.raises(ValueError, match=r"frames_by_param\[0\.0\] has no column\(s\) \['score'\]"):
         plot_score_distributions(bad, param_label="a", title="t")
     with pytest.raises(ValueError, match=r"palette has no colour for the group\(s\) \['B'\]"):
         plot_score_distributions(frames, param_label="a", title="t", palette={"A": "red"})
@@ -138,7 +138,7 @@ def test_di_curves_optional_reference_lines_and_group_subset(curves):
 def test_di_curves_rejects_bad_input(curves):
     with pytest.raises(ValueError, match="curves_by_param must be a non-empty mapping"):
         plot_di_curves({}, param_label="a", title="t")
-    with pytest.raises(ValueError, match=r"curves_by_param\[0\.0\] lacks the column\(s\) \['C'\]"):
+    with pytest.raises(ValueError, match=r"curves_by_param\[0\.0\] has no column\(s\) \['C'\]"):
         plot_di_curves(curves, param_label="a", title="t", groups=["A", "C"])
     with pytest.raises(ValueError, match="must be a pandas DataFrame"):
         plot_di_curves({0.0: [1.0, 0.5]}, param_label="a", title="t")
@@ -172,7 +172,7 @@ def test_metric_sweep_custom_metrics_and_no_bound(sweep):
 
 
 def test_metric_sweep_rejects_bad_input(sweep):
-    with pytest.raises(ValueError, match=r"sweep lacks the column\(s\) \['ks'\]"):
+    with pytest.raises(ValueError, match=r"sweep has no column\(s\) \['ks'\]"):
         plot_metric_sweep(sweep, param_label="σ", title="t", metrics={"ks": "KS"})
     with pytest.raises(ValueError, match="metrics is empty"):
         plot_metric_sweep(sweep, param_label="σ", title="t", metrics={})

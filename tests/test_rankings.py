@@ -75,14 +75,14 @@ def _tiny_rankings():
     return pd.DataFrame(rows)
 
 
-def test_selection_table_rates_sum_to_k_and_intervals_contain_estimates():
-    t = R.selection_table(_tiny_rankings(), k=[1, 3], n_boot=200, seed=0)
+def test_top_k_selection_table_rates_sum_to_k_and_intervals_contain_estimates():
+    t = R.top_k_selection_table(_tiny_rankings(), k=[1, 3], n_boot=200, seed=0)
     assert np.allclose(t.groupby("k")["selection_rate"].sum().to_numpy(), [1, 3])
     assert (t["selection_rate_low"] <= t["selection_rate"] + 1e-12).all()
     assert (t["selection_rate"] <= t["selection_rate_high"] + 1e-12).all()
     assert (t.loc[t["group"] == "Male White", "dDP"] == 0).all()
     with pytest.raises(ValueError, match="reference group 'Nobody'"):
-        R.selection_table(_tiny_rankings(), reference="Nobody")
+        R.top_k_selection_table(_tiny_rankings(), reference="Nobody")
 
 
 def test_position_shares_and_pair_winners():

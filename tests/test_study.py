@@ -7,7 +7,7 @@ import pytest
 
 from allocbias import data as D
 from allocbias import catalog, runs, systems
-from allocbias.items import hiring_bloomberg_items, pairwise_rounds, resume_pairwise_items, resume_pointwise_items
+from allocbias.items import hiring_bloomberg_items, pairwise_pools, resume_pairwise_items, resume_pointwise_items
 from allocbias.prompts import prompt_hash
 
 
@@ -63,22 +63,22 @@ def test_pointwise_scores_resume_and_grow(tmp_path, candidates):
     assert full["score"].between(0, 1).all() and len(full) == len(candidates)
 
 
-def test_pairwise_rounds_and_items(candidates):
-    rounds = pairwise_rounds(candidates, rounds=3, seed=1)
-    assert len(rounds) == 3 * 8
-    assert (rounds.groupby("round")["group"].nunique() == 8).all()
-    items = resume_pairwise_items(rounds)
+def test_pairwise_pools_and_items(candidates):
+    pools = pairwise_pools(candidates, rounds=3, seed=1)
+    assert len(pools) == 3 * 8
+    assert (pools.groupby("round")["group"].nunique() == 8).all()
+    items = resume_pairwise_items(pools)
     assert len(items) == 3 * 28 * 2
     assert set(items["order"]) == {"ab", "ba"}
     assert (items["cand_a"] < items["cand_b"]).all()
-    again = pairwise_rounds(candidates, rounds=3, seed=1)
-    pd.testing.assert_frame_equal(rounds, again)
+    again = pairwise_pools(candidates, rounds=3, seed=1)
+    pd.testing.assert_frame_equal(pools, again)
 
 
 def test_pairwise_scoring_parses_answers(tmp_path, candidates):
-    rounds = pairwise_rounds(candidates, rounds=2, seed=0)
+    pools = pairwise_pools(candidates, rounds=2, seed=0)
     engine = CountingEngine()
-    out = runs.score_resume_pairwise(systems.System("smollm2-135m-instruct"), rounds, root=tmp_path,
+    out = runs.score_resume_pairwise(systems.System("smollm2-135m-instruct"), pools, root=tmp_path,
                                       engine=engine, progress=False)
     assert len(out) == 2 * 28 * 2
     # a model that always names the first candidate shown answers a in order "ab" and b in order "ba"

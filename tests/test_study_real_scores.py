@@ -285,5 +285,5 @@ def test_findings_name_a_missing_data_set_or_column(frames):
     with pytest.raises(ValueError, match="jderbysh"):
         real_scores_findings(frames={k: v for k, v in frames.items() if k != "jderbysh"}, references=REFERENCES)
     broken = dict(frames, lippens=frames["lippens"].drop(columns="vacancy_id"))
-    with pytest.raises(ValueError, match="Lippens table lacks the column"):
+    with pytest.raises(ValueError, match="Lippens table has no column"):
         real_scores_findings(frames=broken, references=REFERENCES, n_perm=2, n_splits=1, n_boot=2)

@@ -84,7 +84,7 @@ def test_pointwise_table_rejects_bad_system_lists(tmp_path, candidates):
         runs.pointwise_table(["llama-fp32-paper"], candidates, root=tmp_path)
     with pytest.raises(ValueError, match="either served"):
         runs.pointwise_table([PAPER], candidates, root=tmp_path, served=StandIn("m"), engine_for=lambda s: StandIn())
-    with pytest.raises(ValueError, match="lacks the columns"):
+    with pytest.raises(ValueError, match="has no column"):
         runs.pointwise_table([PAPER], candidates.drop(columns=["group"]), root=tmp_path)
 
 
@@ -114,8 +114,8 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
         table = runs.pointwise_table([PAPER], few, root=tmp_path, served=engine)
         assert len(fake.requests) == len(few) == 8
         assert all(r["continue_final_message"] for r in fake.requests)  # the "Answer:" prefill is continued
-        rounds = items.pairwise_rounds(few, 1, 0)
-        answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, served=engine)
+        pools = items.pairwise_pools(few, 1, 0)
+        answers = runs.pairwise_table([PAPER], pools, root=tmp_path, served=engine)
     assert np.allclose(table["score"], 0.7) and np.allclose(table["label_mass"], 1.0)
     assert set(table["system"]) == {"fake-model-served-paper"}
     assert len(answers) == 2 * 28 and set(answers["winner"]) == {"undetected"}  # the fake echoes the prompt
@@ -130,8 +130,8 @@ def test_served_scoring_through_a_real_openai_engine(tmp_path, candidates):
 
 def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     engine = StandIn()
-    rounds = items.pairwise_rounds(candidates, 1, 0)
-    answers = runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=lambda s: engine)
+    pools = items.pairwise_pools(candidates, 1, 0)
+    answers = runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
     assert len(answers) == 2 * 28 and engine.generated == 56
     assert list(answers.columns[:4]) == list(SYSTEM_COLUMNS)
     # the stand-in always names the candidate shown first: every pair is inconsistent, 0.5 points each
@@ -139,7 +139,7 @@ def test_pairwise_table_and_the_scoring_rule(tmp_path, candidates):
     points = pairwise_points(answers, by=["system", "job", "round"])
     assert len(points) == 8 and np.allclose(points["score"], 7 * 0.5) and (points["n_pairs"] == 7).all()
     # two systems that differ only in the pointwise wording share the pairwise table
-    both = runs.pairwise_table([PAPER, DIRECT], rounds, root=tmp_path, engine_for=lambda s: engine)
+    both = runs.pairwise_table([PAPER, DIRECT], pools, root=tmp_path, engine_for=lambda s: engine)
     assert engine.generated == 56 and len(both) == 2 * 56 and set(both["wording"]) == {"paper"}
 
 
@@ -157,7 +157,7 @@ class Prefers(StandIn):
 
 def test_pairwise_study_points_hand_computed(tmp_path):
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
-    pools = items.pairwise_rounds(cands, 30, 0)  # enough pools for every group to show a qualified candidate
+    pools = items.pairwise_pools(cands, 30, 0)  # enough pools for every group to show a qualified candidate
     favoured = "Female Black"
     engine = Prefers(pools.loc[pools["group"] == favoured, "full_name"])
     answers = runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=lambda s: engine)
@@ -257,7 +257,7 @@ def test_quality_separation_errors():
         tables.quality_separation(df, by=[])
     with pytest.raises(ValueError, match="unknown qualities"):
         tables.quality_separation(df.assign(quality=["top", "low"]), by=[])
-    with pytest.raises(ValueError, match="lacks the columns"):
+    with pytest.raises(ValueError, match="has no column"):
         tables.quality_separation(df, by=["system"])
 
 
@@ -288,7 +288,7 @@ def _scored(candidates: pd.DataFrame, seed: int, systems=("s1", "s2")) -> pd.Dat
 def test_selection_rates_match_the_gaps_of_simulate():
     cands = D.candidate_table(["retail", "hr_specialist"], names_per_group=2, seed=0)
     scores = _scored(cands, 1)
-    rates = tables.selection_table(scores, [1, 2], 300, 7)
+    rates = tables.pool_selection_table(scores, [1, 2], 300, 7)
     gaps = tables.allocation_table(scores, [1, 2], 300, 7)
     assert len(rates) == 2 * 2 * 2 * 8 and len(gaps) == 2 * 2 * 2 * 7
     ref = rates[rates["group"] == D.REFERENCE_GROUP].set_index(["system", "job", "k"])
@@ -311,7 +311,7 @@ def test_every_round_fills_k_seats(seed, k, coarse):
     scores = _scored(cands, seed, systems=("s",))
     if coarse:  # few distinct scores: many ties at the cut
         scores["score"] = (scores["score"] * 3).round()
-    rates = tables.selection_table(scores, k, 50, seed)
+    rates = tables.pool_selection_table(scores, k, 50, seed)
     totals = rates.groupby(["system", "job", "k"])["phi"].sum()
     assert np.allclose(totals, k)
     assert rates["phi"].between(0, 1).all() and rates["psi"].between(0, 1).all()
@@ -324,11 +324,11 @@ def test_systems_share_the_pools_and_ties_are_counted():
     cands = D.candidate_table(["retail"], names_per_group=2, seed=0)
     scores = _scored(cands, 3)
     same = scores.assign(score=np.tile(scores.loc[scores["system"] == "s1", "score"].to_numpy(), 2))
-    rates = tables.selection_table(same, 2, 200, 5)
+    rates = tables.pool_selection_table(same, 2, 200, 5)
     a, b = (rates[rates["system"] == s].drop(columns="system").reset_index(drop=True) for s in ("s1", "s2"))
     pd.testing.assert_frame_equal(a, b)
     flat = scores.assign(score=0.5)
-    tied = tables.selection_table(flat, 2, 40, 0)
+    tied = tables.pool_selection_table(flat, 2, 40, 0)
     assert (tied["tied_rounds"] == 40).all() and np.allclose(tied["phi"], 2 / 8)
 
 
@@ -363,12 +363,12 @@ def test_lazy_engines_load_once_and_only_when_a_row_is_missing(tmp_path, candida
         return engines.setdefault(system.model_key, runs.LazyEngine(system, factory=factory))
 
     runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    rounds = items.pairwise_rounds(candidates, 1, 0)
-    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    pools = items.pairwise_pools(candidates, 1, 0)
+    runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER], "one model and precision: one engine for both wordings and both tasks"
     engines.clear()
     runs.pointwise_table([PAPER, DIRECT], candidates, root=tmp_path, engine_for=engine_for)
-    runs.pairwise_table([PAPER], rounds, root=tmp_path, engine_for=engine_for)
+    runs.pairwise_table([PAPER], pools, root=tmp_path, engine_for=engine_for)
     assert made == [PAPER] and not any(e.loaded for e in engines.values()), "complete tables load nothing"
     with pytest.raises(ValueError, match="system must be a System"):
         runs.LazyEngine(PAPER)

@@ -51,8 +51,9 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
-from . import catalog, items, runs, systems
-from .tables import allocation_table, quality_separation, selection_table
+from . import catalog, checks, items, runs, systems
+from .checks import require_columns
+from .tables import allocation_table, pool_selection_table, quality_separation
 from .store import run_resumable
 from .systems import System
 from .user_models import ServedSystem, UserSystem, resolve_system, system_label
@@ -141,8 +142,10 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
     for name, value, low in (("--names-per-group", names_per_group, 1), ("--rounds", rounds, 1),
                              ("--pairwise-rounds", pairwise_rounds, 1), ("--orderings", orderings, 1),
                              ("--n-boot", n_boot, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise AuditError(f"{name} must be an integer >= {low}, got {value!r}")
+        try:
+            checks.count(value, name, low)
+        except ValueError as exc:
+            raise AuditError(str(exc)) from None
     if n_boot < min_n_boot():
         raise AuditError(
             f"--n-boot {n_boot} is too few resamples for the report's {CONFIDENCE:.0%} percentile intervals: each "
@@ -151,9 +154,10 @@ def _check_options(jobs: Sequence[str], names_per_group: int, k: Sequence[int], 
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
         raise AuditError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
-    if not k or any(not 1 <= int(x) < len(D.GROUPS) for x in k):
-        raise AuditError(f"--k must list quotas between 1 and {len(D.GROUPS) - 1} (a pool holds one candidate per "
-                         f"group, {len(D.GROUPS)} in all), got {list(k)}")
+    try:
+        checks.quotas(list(k), name="--k", pool=len(D.GROUPS), below_pool=True)
+    except ValueError as exc:
+        raise AuditError(f"{exc}; a pool holds one candidate per group") from None
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise AuditError(f"unknown part(s) {bad}: choose from {' '.join(PARTS)}")
@@ -465,7 +469,7 @@ def run_audit(
               f"report will say so and withhold its verdicts (--names-per-group {MIN_NAMES_FOR_INTERVALS} or more "
               "gives readable intervals)", flush=True)
     candidates = D.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    pools = items.pairwise_rounds(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
+    pools = items.pairwise_pools(candidates, pairwise_rounds, seed) if "pairwise" in parts else None
     attempts = items.hiring_bloomberg_items(orderings, seed, jobs=jobs) if "hiring_bloomberg" in parts else None
 
     served, server = None, None
@@ -599,14 +603,6 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
 ALL_JOBS = "all jobs"
 
 
-def _require(frame: Any, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}")
-
-
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
     """Does the system screen at all: :func:`allocbias.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
@@ -631,7 +627,7 @@ def label_mass_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -
     [{'mean': 0.6, 'share_below_half': 0.5, 'share_score_above_half': 0.5}]
     """
     by = list(by)
-    _require(scores, [*by, "label_mass", "score"], "scores")
+    require_columns(scores, [*by, "label_mass", "score"], "scores")
     grouped = scores.groupby(by, sort=False) if by else [((), scores)]
     rows = []
     for key, cell in grouped:
@@ -650,7 +646,7 @@ def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[st
 
 
 def _selection_point(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, reference: str) -> pd.DataFrame:
-    rates = selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
+    rates = pool_selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
     gaps = allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
         ["job", "k", "group", "dDP", "dEO"]]
     table = rates.merge(gaps, on=["job", "k", "group"], how="left")
@@ -665,13 +661,13 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.tables.selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.tables.pool_selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
     point = _selection_point(scores, k, rounds, seed, reference)
     reps = cluster_bootstrap(scores, lambda f: _selection_point(f, k, rounds, seed, reference), n_boot, seed)
     out = percentile_intervals(point, reps, ["job", "k", "group"], ["phi", "psi", "dDP", "dEO"], confidence)
@@ -679,11 +675,10 @@ def selection_intervals(
 
 
 def _metric_point(scores: pd.DataFrame, reference: str) -> pd.DataFrame:
-    from .metrics import bias_table
+    from .metrics import STUDY_METRICS, bias_table
 
-    table = bias_table(scores, "score", "group", reference, by=["job"])[["job", "group", "rabbi", "avg_gap", "jsd",
-                                                                           "emd"]]
-    return _with_all_jobs(table, ["group"], ["rabbi", "avg_gap", "jsd", "emd"])
+    table = bias_table(scores, "score", "group", reference, by=["job"])[["job", "group", *STUDY_METRICS]]
+    return _with_all_jobs(table, ["group"], list(STUDY_METRICS))
 
 
 def metric_intervals(
@@ -693,11 +688,12 @@ def metric_intervals(
     per job and averaged over jobs, with bootstrap intervals over names: long table ``job, group, metric,
     estimate, ci_low, ci_high, n_boot``."""
     from .intervals import cluster_bootstrap, percentile_intervals
+    from .metrics import STUDY_METRICS
 
-    _require(scores, ["job", "group", "full_name", "score"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
     reps = cluster_bootstrap(scores, lambda f: _metric_point(f, reference), n_boot, seed)
-    return percentile_intervals(point, reps, ["job", "group"], ["rabbi", "avg_gap", "jsd", "emd"], confidence)
+    return percentile_intervals(point, reps, ["job", "group"], list(STUDY_METRICS), confidence)
 
 
 def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gender", race: str = "race",
@@ -723,10 +719,10 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     from . import ll144
 
     if sex in scores.columns and race in scores.columns:
-        _require(scores, [score], "scores")
+        require_columns(scores, [score], "scores")
         audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
     else:  # a score table with one group column: one table of those groups
-        _require(scores, [score, group], "scores")
+        require_columns(scores, [score, group], "scores")
         audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score)
         audit.table["table"] = "group"
         if audit.regression is not None:
@@ -811,7 +807,7 @@ def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: 
     """
     from .intervals import cluster_bootstrap, percentile_intervals
 
-    _require(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
+    require_columns(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
     values = ["p_better_high_low", "p_better_high_medium", "p_better_medium_low", "mean_label_mass"]
     point = _validity_point(scores)
     reps = cluster_bootstrap(scores, _validity_point, n_boot, seed)
@@ -832,7 +828,7 @@ def screening_verdict(validity: pd.DataFrame, names_per_group: int, *, min_p_bet
     >>> r["screens"], r["withhold"], r["reasons"][0][:60]
     (False, True, 'A high-quality résumé outscores a low-quality one with proba')
     """
-    _require(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
+    require_columns(validity, ["metric", "estimate", "ci_low", "ci_high"], "validity")
     rows = validity.set_index("metric")
     p, mass = rows.loc["p_better_high_low"], rows.loc["mean_label_mass"]
     reasons = []

@@ -283,8 +283,8 @@ def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentPars
                 if len(set(args.groups)) < 2:
                     parser.error("--groups needs at least two distinct groups (a pair)")
                 cands = cands[cands["group"].isin(args.groups)]
-            rounds = items.pairwise_rounds(cands, args.rounds, args.seed)
-            table = runs.score_resume_pairwise(system, rounds, root=args.root, command=command, engine=engine, **kw)
+            pools = items.pairwise_pools(cands, args.rounds, args.seed)
+            table = runs.score_resume_pairwise(system, pools, root=args.root, command=command, engine=engine, **kw)
         elif args.task == "essay_pointwise":
             essays = D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
             table = runs.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,

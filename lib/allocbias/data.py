@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import datasets
+from . import checks, datasets
 
 __all__ = [
     "repo_root",
@@ -428,15 +428,20 @@ def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = Non
     return out
 
 
-def _check_jobs(jobs: Iterable[str] | None) -> list[str]:
-    if jobs is None:
-        return list(JOBS)
-    if isinstance(jobs, str):
-        jobs = [jobs]
-    keys = list(jobs)
-    unknown = [j for j in keys if j not in JOBS]
+def _chosen(values: str | Iterable[str] | None, known: Sequence[str], what: str, plural: str) -> list[str]:
+    """``values`` as a list (None: every one of ``known``; a string: that one), or a ValueError naming the values
+    that are not ``known`` (``what``/``plural`` name one and several of them)."""
+    if values is None:
+        return list(known)
+    values = [values] if isinstance(values, str) else list(values)
+    unknown = [v for v in values if v not in known]
     if unknown:
-        raise ValueError(f"unknown job {unknown}; known jobs: {list(JOBS)}")
+        raise ValueError(f"unknown {what} {unknown}; known {plural}: {list(known)}")
+    return values
+
+
+def _check_jobs(jobs: Iterable[str] | None) -> list[str]:
+    keys = _chosen(jobs, JOBS, "job", "jobs")
     if len(set(keys)) != len(keys):
         raise ValueError(f"duplicated jobs in {keys}")
     return [j for j in JOBS if j in keys]
@@ -523,16 +528,8 @@ def resume_table(jobs: Mapping[str, Job] | None = None) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------------
 
 
-def _positive_int(value, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _rng(seed: int, *keys: int) -> np.random.Generator:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return np.random.default_rng([int(seed), *keys])
+    return np.random.default_rng([checks.seed(seed), *keys])
 
 
 #: Size of the base name sample per (job, group): the committed tables hold these names. Fewer names per group
@@ -590,7 +587,7 @@ def candidate_table(
     (96, 16, 32)
     """
     keys = _check_jobs(jobs)
-    names_per_group = _positive_int(names_per_group, "names_per_group")
+    names_per_group = checks.count(names_per_group, "names_per_group")
     names = load_names() if names is None else names
     job_data = load_jobs(keys) if job_data is None else job_data
     missing = [k for k in keys if k not in job_data]
@@ -644,15 +641,8 @@ def hiring_bloomberg_names(
     >>> t.groupby("gender").size().to_dict(), t["last"].nunique()
     ({'Female': 4, 'Male': 4}, 8)
     """
-    if races is None:
-        races = list(RACES)
-    elif isinstance(races, str):
-        races = [races]
-    races = list(races)
-    unknown = [r for r in races if r not in RACES]
-    if unknown:
-        raise ValueError(f"unknown race {unknown}; known races: {list(RACES)}")
-    names_per_gender = _positive_int(names_per_gender, "names_per_gender")
+    races = _chosen(races, RACES, "race", "races")
+    names_per_gender = checks.count(names_per_gender, "names_per_gender")
     names = load_names() if names is None else names
     firsts, lasts = _name_pools(names)
     frames = []
@@ -801,12 +791,7 @@ def load_icnale(
     empty = essays.loc[essays["text"].str.strip() == "", "essay_id"].tolist()
     if empty:
         raise ValueError(f"ICNALE essays with empty text: {empty[:5]}")
-    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
-    if topics is not None:
-        essays = essays[essays["topic"].isin(topics)]
-    if groups is not None:
-        essays = essays[essays["group"].isin(groups)]
-    return _finish_essays(essays)
+    return _finish_essays(essays, topics, groups)
 
 
 def _read_texts(essay_ids: pd.Series, folder: Path) -> list[str]:
@@ -819,7 +804,14 @@ def _read_texts(essay_ids: pd.Series, folder: Path) -> list[str]:
     return [files[e].read_text(encoding="utf-8-sig", errors="strict").strip() for e in essay_ids]
 
 
-def _finish_essays(essays: pd.DataFrame) -> pd.DataFrame:
+def _finish_essays(essays: pd.DataFrame, topics: Iterable[str] | None, groups: Iterable[str] | None) -> pd.DataFrame:
+    """The essay table of a loader: ``qualified`` marked (rating and topic), kept to ``topics`` and ``groups``
+    (None: all), sorted, with the columns and dtypes of :data:`ESSAY_COLUMNS`."""
+    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
+    if topics is not None:
+        essays = essays[essays["topic"].isin(topics)]
+    if groups is not None:
+        essays = essays[essays["group"].isin(groups)]
     out = essays.sort_values(["topic", "group", "essay_id"], kind="mergesort").reset_index(drop=True)
     out = out[list(ESSAY_COLUMNS)]
     for col in ("essay_id", "topic", "group", "text"):
@@ -852,12 +844,7 @@ def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] 
     if missing:
         raise ValueError(f"demo essays file {path} lacks columns {missing}")
     essays["rating"] = essays["rating"].astype(float)
-    essays["qualified"] = _qualified(essays["rating"], essays["topic"])
-    if topics is not None:
-        essays = essays[essays["topic"].isin(topics)]
-    if groups is not None:
-        essays = essays[essays["group"].isin(groups)]
-    return _finish_essays(essays)
+    return _finish_essays(essays, topics, groups)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 
-__all__ = ["DigestError", "card_for", "recorded_digests", "sha256_bytes", "read_bytes", "read_csv", "verify",
+__all__ = ["DigestError", "card_for", "recorded_digests", "sha256_bytes", "file_sha256", "read_bytes", "read_csv", "verify",
            "record", "digest_section", "committed_tables", "check_all"]
 
 DIGEST_HEADING = "Digests"
@@ -55,6 +55,23 @@ def sha256_bytes(data: bytes) -> str:
     'e3b0c44298fc1c14'
     """
     return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (a large file is never held in memory at once):
+    the fingerprint of a ``.gguf`` model or of an audited input table.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "table.csv"
+    >>> _ = path.write_bytes(b"a,b")
+    >>> file_sha256(path) == sha256_bytes(b"a,b")
+    True
+    """
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def card_for(path: str | Path) -> Path:

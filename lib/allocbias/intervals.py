@@ -22,15 +22,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from . import checks
+from .checks import require_columns
+
 __all__ = ["cluster_bootstrap", "percentile_intervals"]
-
-
-def _check_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}")
 
 
 def cluster_bootstrap(
@@ -56,9 +51,8 @@ def cluster_bootstrap(
     (200, [1.0, 2.0, 3.0])
     """
     strata = list(strata)
-    _check_columns(frame, [*strata, cluster], "frame")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    require_columns(frame, [*strata, cluster], "frame")
+    n_boot = checks.count(n_boot, "n_boot")
     if frame.empty:
         raise ValueError("frame is empty: nothing to resample")
     frame = frame.reset_index(drop=True)
@@ -98,8 +92,8 @@ def percentile_intervals(
     [{'group': 'A', 'metric': 'gap', 'estimate': 0.5, 'ci_low': 0.2, 'ci_high': 0.4, 'n_boot': 5}]
     """
     keys, values = list(keys), list(values)
-    _check_columns(estimate, [*keys, *values], "estimate")
-    _check_columns(replicates, [*keys, *values], "replicates")
+    require_columns(estimate, [*keys, *values], "estimate")
+    require_columns(replicates, [*keys, *values], "replicates")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     lo, hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0

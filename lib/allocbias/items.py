@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import data as D
+from ._renamed import renamed
+from .checks import require_columns  # re-exported: tables, runs and catalog import it from here
 from .prompts import essay_pointwise_messages, essay_pointwise_titled_messages, hiring_bloomberg_messages
 from .prompts import prompt_hash, resume_pairwise_messages, resume_pointwise_messages
 
@@ -32,7 +33,7 @@ __all__ = [
     "ellipse_pointwise_items",
     "essay_pointwise_items",
     "hiring_bloomberg_items",
-    "pairwise_rounds",
+    "pairwise_pools",
     "require_columns",
     "resume_pairwise_items",
     "resume_pointwise_items",
@@ -52,14 +53,6 @@ def candidate_id(job: str, resume_id: str, full_name: str) -> str:
     """
     return f"{job}/{resume_id}/{full_name}"
 
-
-def require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
-    """Raise ``ValueError`` unless ``frame`` is a DataFrame with every one of ``columns`` (``what`` names it)."""
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the columns {missing}")
 
 # ----------------------------------------------------------------------------------------------------------------
 # Pointwise
@@ -89,8 +82,8 @@ def resume_pointwise_items(
 # ----------------------------------------------------------------------------------------------------------------
 # Pairwise
 # ----------------------------------------------------------------------------------------------------------------
-def pairwise_rounds(candidates: pd.DataFrame, rounds: int, seed: int) -> pd.DataFrame:
-    """Selection rounds for pairwise scoring: per job, ``rounds`` pools of one candidate per group.
+def pairwise_pools(candidates: pd.DataFrame, rounds: int, seed: int) -> pd.DataFrame:
+    """The pools of pairwise scoring: per job, ``rounds`` pools (selection rounds) of one candidate per group.
 
     Returns one row per (job, round, group): the candidate's columns plus ``round`` (0-based within the job)
     and ``candidate`` (:func:`candidate_id`). Pools come from :func:`allocbias.selection.draw_group_pools`.
@@ -107,17 +100,17 @@ def pairwise_rounds(candidates: pd.DataFrame, rounds: int, seed: int) -> pd.Data
     return flat
 
 
-def resume_pairwise_items(rounds: pd.DataFrame, jobs: Mapping[str, D.Job] | None = None) -> pd.DataFrame:
+def resume_pairwise_items(pools: pd.DataFrame, jobs: Mapping[str, D.Job] | None = None) -> pd.DataFrame:
     """Every pair of every round, in both orders: one prompt per (job, round, pair, order).
 
     Columns: ``prompt_id`` (``job|a|b|order``: a pair asked in two rounds is asked once), ``job``,
     ``round``, ``cand_a``/``cand_b`` (canonical order: sorted ids), ``name_a``/``name_b``, ``order``
     (``ab``: a shown first), ``messages``.
     """
-    jobs = D.load_jobs(sorted(set(rounds["job"]))) if jobs is None else jobs
+    jobs = D.load_jobs(sorted(set(pools["job"]))) if jobs is None else jobs
     resumes = {(k, r.id): r for k, job in jobs.items() for r in job.resumes}
     rows = []
-    for (job, rnd), pool in rounds.groupby(["job", "round"], sort=True):
+    for (job, rnd), pool in pools.groupby(["job", "round"], sort=True):
         members = pool.sort_values("candidate").to_dict("records")
         for a, b in itertools.combinations(members, 2):
             if a["candidate"] == b["candidate"]:
@@ -202,3 +195,8 @@ def hiring_bloomberg_items(
     attempts["messages"] = messages
     attempts.attrs["slots"] = slots
     return attempts
+
+
+#: Old name (deprecated alias): ``pairwise_rounds`` returned a frame of pools while ``rounds`` is a count
+#: everywhere else.
+__getattr__ = renamed(__name__, {"pairwise_rounds": "pairwise_pools"})

@@ -65,6 +65,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._renamed import renamed
+
 __all__ = [
     "DEFAULT_GRID_POINTS",
     "FOUR_FIFTHS",
@@ -79,12 +81,12 @@ __all__ = [
     "di_median",
     "di_threshold",
     "four_fifths_flags",
-    "impact_ratios",
+    "group_metric_summary",
+    "impact_ratios_at",
     "ks_test",
     "p_fair",
     "pooled_quantiles",
     "selection_rates",
-    "summary",
     "synthetic_components",
     "synthetic_example",
     "synthetic_sweep",
@@ -404,7 +406,7 @@ def selection_rates(scores: Any, groups: Any, threshold: float) -> pd.Series:
     return _series(_selection_rate_matrix(prep, t)[:, 0], prep, "selection_rate")
 
 
-def impact_ratios(scores: Any, groups: Any, threshold: float) -> pd.Series:
+def impact_ratios_at(scores: Any, groups: Any, threshold: float) -> pd.Series:
     r"""Impact ratio of each group at a score threshold.
 
     .. math:: IR_g(t) = SR_g(t) / \max_h SR_h(t), \qquad 0/0 := 1
@@ -413,7 +415,7 @@ def impact_ratios(scores: Any, groups: Any, threshold: float) -> pd.Series:
 
     Examples
     --------
-    >>> ir = impact_ratios([1, 2, 3, 4, 3, 4, 5, 6], list("AAAABBBB"), 3)
+    >>> ir = impact_ratios_at([1, 2, 3, 4, 3, 4, 5, 6], list("AAAABBBB"), 3)
     >>> ir.round(4).to_dict()
     {'A': 0.3333, 'B': 1.0}
     """
@@ -428,7 +430,7 @@ def di_threshold(scores: Any, groups: Any, threshold: float) -> pd.Series:
 
     .. math:: DI_{threshold}(t)_g = SR_g(t) / \max_h SR_h(t)
 
-    Identical to :func:`impact_ratios`, named ``"di_threshold"``; the paper's real-data
+    Identical to :func:`impact_ratios_at`, named ``"di_threshold"``; the paper's real-data
     case thresholds a 0-100 score at 50.
 
     Examples
@@ -436,7 +438,7 @@ def di_threshold(scores: Any, groups: Any, threshold: float) -> pd.Series:
     >>> di_threshold([1, 2, 3, 4, 3, 4, 5, 6], list("AAAABBBB"), 3.5).round(4).to_dict()
     {'A': 0.3333, 'B': 1.0}
     """
-    return impact_ratios(scores, groups, threshold).rename("di_threshold")
+    return impact_ratios_at(scores, groups, threshold).rename("di_threshold")
 
 
 def four_fifths_flags(
@@ -453,7 +455,7 @@ def four_fifths_flags(
     {'A': True, 'B': False}
     """
     b = _check_bound(bound)
-    return (impact_ratios(scores, groups, threshold) < b).rename("four_fifths_flag")
+    return (impact_ratios_at(scores, groups, threshold) < b).rename("four_fifths_flag")
 
 
 def di_avg(scores: Any, groups: Any) -> pd.Series:
@@ -714,7 +716,7 @@ def _ks_all(prep: _Prepared) -> list[KSResult]:
     return out
 
 
-def summary(
+def group_metric_summary(
     scores: Any,
     groups: Any,
     threshold: float | None = None,
@@ -731,7 +733,7 @@ def summary(
 
     Examples
     --------
-    >>> s = summary([1, 2, 3, 4, 3, 4, 5, 6], list("AAAABBBB"), grid=[0, .25, .5, .75, 1])
+    >>> s = group_metric_summary([1, 2, 3, 4, 3, 4, 5, 6], list("AAAABBBB"), grid=[0, .25, .5, .75, 1])
     >>> round(float(s.loc["A", "di_median"]), 4), float(s.loc["A", "p_fair"]), bool(s.loc["A", "flag_di_median"])
     (0.3333, 0.25, True)
     """
@@ -846,7 +848,7 @@ def synthetic_sweep(
     grid: Any = None,
     bound: float = FOUR_FIFTHS,
 ) -> pd.DataFrame:
-    """:func:`summary` of one synthetic example at each parameter value, as one tidy frame.
+    """:func:`group_metric_summary` of one synthetic example at each parameter value, as one tidy frame.
 
     Every parameter value is sampled with the same ``seed`` (common random numbers),
     so the metrics move smoothly with the parameter instead of jumping with the noise.
@@ -854,7 +856,7 @@ def synthetic_sweep(
     Returns
     -------
     pandas.DataFrame
-        Columns ``example``, ``param``, ``group`` and those of :func:`summary`; one row per
+        Columns ``example``, ``param``, ``group`` and those of :func:`group_metric_summary`; one row per
         (parameter value, group), in the order of ``params``.
 
     Examples
@@ -871,7 +873,7 @@ def synthetic_sweep(
     frames = []
     for a in values:  # a handful of parameter values
         df = synthetic_example(kind, a, n=n, seed=seed)
-        s = summary(df["score"], df["group"], threshold=threshold, prior=prior, grid=grid, bound=bound)
+        s = group_metric_summary(df["score"], df["group"], threshold=threshold, prior=prior, grid=grid, bound=bound)
         frames.append(s.reset_index().assign(example=kind, param=float(a)))
     out = pd.concat(frames, ignore_index=True)
     first = ["example", "param", "group"]
@@ -2181,3 +2183,8 @@ def bias_audit(
     return BiasAudit(kind=kind, shape=shape, n_applicants=n_all, table=table.reset_index(drop=True),
                      unknown=unknown_frame, excluded=excluded, regression=regression, curves=curves, median=median,
                      warnings=tuple(warnings), options=options)
+
+
+#: Old names (deprecated aliases): ``ll144.impact_ratios`` collided with ``rankings.impact_ratios`` and
+#: ``ll144.summary`` with ``genderbench.summary``, which compute other things.
+__getattr__ = renamed(__name__, {"impact_ratios": "impact_ratios_at", "summary": "group_metric_summary"})

@@ -16,7 +16,6 @@ failure, leaves ``--out`` as it was (absent, or the previous audit).
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import ll144
+from .datasets import file_sha256
 
 __all__ = ["READERS", "LL144CommandError", "read_data", "render_summary", "run_ll144", "write_audit"]
 
@@ -86,14 +86,6 @@ def read_data(path: str | Path, *, sheet: str | int | None = None) -> pd.DataFra
         raise LL144CommandError(f"{name}: the file has a header but no rows")
     frame.index = pd.RangeIndex(FIRST_ROW, FIRST_ROW + len(frame))
     return frame
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------- rendering
@@ -368,6 +360,6 @@ def run_ll144(data: str | Path, out: str | Path, *, sex: str | None = "sex", rac
                                  draws=draws, seed=seed)
     except ValueError as exc:
         raise LL144CommandError(f"{path.name}: {' '.join(str(exc).split())}") from None
-    source = {"file": path.name, "sha256": _sha256(path), "bytes": path.stat().st_size, "rows": len(frame),
+    source = {"file": path.name, "sha256": file_sha256(path), "bytes": path.stat().st_size, "rows": len(frame),
               "sheet": sheet}
     return write_audit(audit, out, source, command)

@@ -33,15 +33,20 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import rel_entr
 
+from .checks import require_columns
+
 __all__ = [
+    "ABS_GAP_METRICS",
     "DELTA_VARIANTS",
+    "STUDY_GAPS",
+    "STUDY_METRICS",
     "JSD_VARIANTS",
     "ORDERS",
     "WINNERS",
@@ -61,6 +66,17 @@ __all__ = [
     "score_shape",
     "skewness",
 ]
+
+#: The study's score-level bias metrics, in the order every table and figure shows them: RABBI
+#: (:func:`rabbi`), the average score gap δ (:func:`avg_score_gap`, column ``avg_gap``), the Jensen–Shannon
+#: divergence (:func:`jsd`) and the earth mover's distance (:func:`emd`); the columns of :func:`bias_table`.
+STUDY_METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+#: The study's allocation gaps, the outcomes the metrics are validated against: ΔDP (``dDP``, the selection-rate
+#: gap) and ΔEO (``dEO``, the gap among qualified candidates), see :func:`allocbias.selection.allocation_gaps`.
+STUDY_GAPS: tuple[str, ...] = ("dDP", "dEO")
+#: The metrics compared with ``|gap|`` rather than the signed gap: JSD and EMD are distances (``>= 0``) without a
+#: direction, while RABBI and δ carry the sign of the gap.
+ABS_GAP_METRICS: tuple[str, ...] = ("jsd", "emd")
 
 #: the two prompt orders of a pairwise comparison: ``"ab"`` shows ``cand_a`` first, ``"ba"`` shows ``cand_b`` first
 ORDERS: tuple[str, str] = ("ab", "ba")
@@ -87,19 +103,27 @@ def _check_variant(variant: object, allowed: tuple[str, ...], what: str) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------------------------------
-def _scores(x: object, name: str) -> np.ndarray:
-    """Return ``x`` as a 1-D float array of finite scores, or raise a ValueError naming ``name``."""
+def _float_vector(x: object, name: str, *, numeric: str = "be numeric", one_d: str = "be 1-D") -> np.ndarray:
+    """``x`` as a 1-D float64 array (a Series' or Index's missing values become NaN), or a ValueError naming
+    ``name``: bool and non-numeric dtypes are refused (``{name} must {numeric}``), as is any shape but 1-D
+    (``{name} must {one_d}``). Finiteness is the caller's check (its message names what the values are)."""
     if isinstance(x, (pd.Series, pd.Index)):
         if pd.api.types.is_bool_dtype(x.dtype) or not pd.api.types.is_numeric_dtype(x.dtype):
-            raise ValueError(f"{name} must hold numeric scores, got dtype {x.dtype}")
+            raise ValueError(f"{name} must {numeric}, got dtype {x.dtype}")
         arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         arr = np.asarray(x)
         if arr.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must hold numeric scores (int or float), got dtype {arr.dtype}")
+            raise ValueError(f"{name} must {numeric} (int or float), got dtype {arr.dtype}")
         arr = arr.astype(np.float64, copy=False)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of scores, got shape {arr.shape}")
+        raise ValueError(f"{name} must {one_d}, got shape {arr.shape}")
+    return arr
+
+
+def _scores(x: object, name: str) -> np.ndarray:
+    """Return ``x`` as a 1-D float array of finite scores, or raise a ValueError naming ``name``."""
+    arr = _float_vector(x, name, numeric="hold numeric scores", one_d="be a 1-D array of scores")
     if arr.size == 0:
         raise ValueError(f"{name} is empty: every group needs at least one score")
     bad = ~np.isfinite(arr)
@@ -111,17 +135,25 @@ def _scores(x: object, name: str) -> np.ndarray:
     return arr
 
 
+def _compared_groups(groups: Sequence[Hashable], present: Any, reference: Hashable, listing: str) -> list:
+    """``groups`` (the groups to compare with ``reference``) as a list, or a ValueError: a label not in
+    ``present`` (the message ends with ``listing``, which names the groups present), or the reference among them."""
+    groups = list(groups)
+    unknown = [g for g in groups if g not in present]
+    if unknown:
+        raise ValueError(f"unknown group label(s) {unknown}{listing}")
+    if reference in groups:
+        raise ValueError(f"groups must not contain the reference group {reference!r}")
+    return groups
+
+
 def _check_alternative(alternative: str) -> None:
     if alternative not in _ALTERNATIVES:
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
 
 
 def _check_columns(df: pd.DataFrame, columns: Sequence[str], what: str = "df") -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns present: {list(df.columns)}")
+    require_columns(df, columns, what)
 
 
 def _check_no_missing_keys(df: pd.DataFrame, columns: Sequence[str], what: str = "df") -> None:
@@ -133,10 +165,7 @@ def _check_no_missing_keys(df: pd.DataFrame, columns: Sequence[str], what: str =
 
 def _check_score_column(df: pd.DataFrame, score: str, group: str | None = None) -> None:
     """Numeric, non-boolean, finite ``df[score]``; NaN/inf are reported with the groups they occur in."""
-    dtype = df[score].dtype
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-        raise ValueError(f"score column {score!r} must be numeric, got dtype {dtype}")
-    values = df[score].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = _float_vector(df[score], f"score column {score!r}")
     bad = ~np.isfinite(values)
     if bad.any():
         where = ""
@@ -694,12 +723,7 @@ def bias_table(
     if reference not in present:
         raise ValueError(f"reference group {reference!r} not found in column {group!r}; groups present: {present}")
     if groups is not None:
-        groups = list(groups)
-        unknown = [g for g in groups if g not in present]
-        if unknown:
-            raise ValueError(f"unknown group label(s) {unknown} in groups; groups present in {group!r}: {present}")
-        if reference in groups:
-            raise ValueError(f"groups must not contain the reference group {reference!r}")
+        groups = _compared_groups(groups, present, reference, f" in groups; groups present in {group!r}: {present}")
         if not groups:
             raise ValueError("groups is empty: name at least one group to compare with the reference")
 
@@ -971,12 +995,7 @@ def pairwise_gap_table(
         raise ValueError(f"reference group {reference!r} not found in group_of for the candidates of df; "
                          f"groups present: {sorted(present, key=str)}")
     if groups is not None:
-        groups = list(groups)
-        unknown = [g for g in groups if g not in present]
-        if unknown:
-            raise ValueError(f"unknown group label(s) {unknown}; groups present: {sorted(present, key=str)}")
-        if reference in groups:
-            raise ValueError(f"groups must not contain the reference group {reference!r}")
+        groups = _compared_groups(groups, present, reference, f"; groups present: {sorted(present, key=str)}")
     a_ref, b_ref = ga == reference, gb == reference
     cross = a_ref ^ b_ref  # exactly one candidate in the reference group
     w_ab, w_ba = pairs["w_ab"].to_numpy(), pairs["w_ba"].to_numpy()

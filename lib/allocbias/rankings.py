@@ -21,9 +21,7 @@ Pure functions over tidy tables; every random step takes a ``seed``.
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,8 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import checks, datasets
+from ._renamed import renamed
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
+from .name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -40,7 +40,7 @@ __all__ = [
     "RANKING_COLUMNS",
     "bootstrap_weights",
     "group_label",
-    "impact_ratios",
+    "low_impact_ratio_counts",
     "pair_winners",
     "FUZZY_CUTOFF",
     "FUZZY_MARGIN",
@@ -53,7 +53,7 @@ __all__ = [
     "read_answers",
     "read_rankings",
     "selection_matrix",
-    "selection_table",
+    "top_k_selection_table",
 ]
 
 #: Bloomberg's demographic codes (race initial _ W for women / M for men) -> the study's group labels.
@@ -70,8 +70,6 @@ ANSWER_COLUMNS: tuple[str, ...] = (
 )
 
 _ENTRY = re.compile(r"^[ \t]*\d{1,2}[ \t]*[.)][ \t]*(?P<text>.*)$", re.MULTILINE)
-_BEFORE = r"(?<![\w'\u2019-])"
-_AFTER = r"(?![\w-])(?!['\u2019](?!s\b)\w)"
 
 
 def group_label(code: str) -> str:
@@ -85,31 +83,6 @@ def group_label(code: str) -> str:
     return BLOOMBERG_GROUPS[code]
 
 
-_INNER_APOSTROPHE = re.compile(r"(?<=\w)['\u2019](?=\w)(?!s\b)")
-
-
-def _drop_apostrophes(text: str) -> str:
-    """Remove apostrophes inside words (not a possessive 's) and diacritics: "O'Connell" and "OConnell", or
-    "Hải Huỳnh" and "Hai Huynh", become one name."""
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return _INNER_APOSTROPHE.sub("", folded)
-
-
-@functools.lru_cache(maxsize=16384)
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """Whole-name, case-insensitive pattern (any whitespace between words), not inside a longer word or a
-    hyphenated name; applied to text passed through :func:`_drop_apostrophes`."""
-    parts = [re.escape(w) for w in _drop_apostrophes(name).split()]
-    return re.compile(_BEFORE + r"\s+".join(parts) + _AFTER, re.IGNORECASE)
-
-
-def _mentions(text: str, patterns: Sequence[re.Pattern[str]]) -> list[tuple[int, int]]:
-    """(position, candidate) of every match of every candidate in ``text``, by position."""
-    text = _drop_apostrophes(text)
-    found = [(m.start(), i) for i, p in enumerate(patterns) for m in p.finditer(text)]
-    return sorted(found)
-
-
 #: The parse rules of :func:`parse_ranking`.
 PARSE_RULES: tuple[str, ...] = ("strict", "fuzzy", "first_occurrence")
 #: Smallest ``rapidfuzz.fuzz.token_sort_ratio`` (0-100) at which :func:`fuzzy_candidate` accepts a match.
@@ -117,7 +90,6 @@ FUZZY_CUTOFF: float = 80.0
 #: A match is refused as ambiguous unless it beats every other candidate by at least this many points.
 FUZZY_MARGIN: float = 10.0
 
-_NEVER = re.compile(r"(?!x)x")  # matches nothing: a candidate whose name is unknown
 _NAME_END = re.compile(r"\s[-\u2013\u2014:|(]|[:,(|]")
 
 
@@ -131,7 +103,7 @@ def entry_name(text: str) -> str:
     >>> entry_name("Hải O'Connell: strong")
     'Hai OConnell'
     """
-    text = _drop_apostrophes(text.replace("*", "").replace("_", " "))
+    text = fold_marks(text.replace("*", "").replace("_", " "))
     return " ".join(_NAME_END.split(text, maxsplit=1)[0].split())
 
 
@@ -181,7 +153,7 @@ def fuzzy_candidate(
     for name, owner in zip(names, owners):
         if name is None:
             continue
-        score = fuzz.token_sort_ratio(query, _drop_apostrophes(name), processor=utils.default_process)
+        score = fuzz.token_sort_ratio(query, fold_marks(name), processor=utils.default_process)
         best[owner] = max(best.get(owner, 0.0), score)
     if not best:
         return None, 0.0
@@ -220,9 +192,11 @@ def parse_ranking(
     A name given as ``None`` is a candidate whose name is unknown: it is never mentioned (under the fuzzy rule
     it can still not be matched), so it can only be unranked.
 
-    Matching: a candidate is *mentioned* where their full name as in the prompt occurs as whole words,
-    case-insensitively (any whitespace between the words; apostrophes inside a word are ignored on both
-    sides and diacritics are dropped, so "O'Connell" and "OConnell", or "Hải" and "Hai", are one name). First names or surnames alone do not count.
+    Matching (strict and fuzzy rules): a candidate is *mentioned* where their full name as in the prompt is
+    found by :mod:`allocbias.name_matching`, the matcher of every task: whole words, case-insensitively, any
+    whitespace between the words, apostrophes inside a word and diacritics dropped on both sides (so "O'Connell"
+    and "OConnell", or "Hải" and "Hai", are one name), quotes and punctuation around the name ignored
+    (``'Ann Lee'`` counts). First names or surnames alone do not count.
 
     - If the answer contains numbered entries (lines ``"1. ..."`` or ``"1) ..."``), only those count: each
       entry with a letter in it must mention exactly one candidate (an empty ``"9."`` or ``"2. ..."`` is
@@ -286,14 +260,13 @@ def parse_ranking(
         if not first:
             raise ValueError(f"{where}: the answer names none of the {len(names)} candidates")
         return _ranks(first, len(names))
-    patterns = [_name_pattern(n) if n is not None else _NEVER for n in names]
     order: list[int] = []
     entries = list(_ENTRY.finditer(answer))
     if entries:
         for number, entry in enumerate(entries, start=1):
             if not re.search(r"[^\W\d_]", entry.group("text")):
                 continue
-            who = sorted({i for _, i in _mentions(entry.group("text"), patterns)})
+            who = [i for i, span in enumerate(name_spans(entry.group("text"), names)) if span is not None]
             line = entry.group(0).strip()
             if not who and rule == "fuzzy":
                 found, _ = fuzzy_candidate(entry.group("text"), names, cutoff=cutoff, margin=margin)
@@ -306,9 +279,7 @@ def parse_ranking(
                 raise ValueError(f"{where}: entry {number} {line!r} names {names[who[0]]} a second time")
             order.append(who[0])
     else:
-        for _, i in _mentions(answer, patterns):
-            if i not in order:
-                order.append(i)
+        order = mention_order(answer, names)
     if not order:
         raise ValueError(f"{where}: the answer names none of the {len(names)} candidates")
     return _ranks(order, len(names))
@@ -419,11 +390,9 @@ def selection_matrix(rank: np.ndarray, k: int | Sequence[int]) -> np.ndarray:
     >>> selection_matrix(np.array([[1.0, 2.5, 2.5]]), 2)[0, :, 0].tolist()  # two unnamed share one seat
     [1.0, 0.5, 0.5]
     """
-    ks = np.atleast_1d(np.asarray(k))
     rank = np.asarray(rank, dtype=float)
     n = rank.shape[-1]
-    if ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) or ks.min() < 1 or ks.max() > n:
-        raise ValueError(f"k must be integers in [1, {n}], got {k!r}")
+    ks = np.asarray(checks.quotas(k, pool=n))
     out = np.empty(rank.shape + (ks.size,))
     for j, kk in enumerate(ks):
         sel = (rank <= kk).astype(float)
@@ -458,7 +427,7 @@ def bootstrap_weights(n: int, n_boot: int, seed: Any) -> np.ndarray:
     return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
 
 
-def selection_table(
+def top_k_selection_table(
     rankings: pd.DataFrame,
     k: int | Sequence[int] = 1,
     *,
@@ -490,7 +459,7 @@ def selection_table(
     --------
     >>> r = pd.DataFrame({"answer_id": np.repeat(["a", "b"], 2), "group": ["Male White", "Female Black"] * 2,
     ...                   "rank": [1.0, 2.0, 2.0, 1.0], "model": "m", "job": "j"})
-    >>> t = selection_table(r, 1, reference="Male White")
+    >>> t = top_k_selection_table(r, 1, reference="Male White")
     >>> t[["group", "selection_rate", "impact_ratio", "dDP"]].to_numpy().tolist()
     [['Male White', 0.5, 1.0, 0.0], ['Female Black', 0.5, 1.0, 0.0]]
     """
@@ -540,12 +509,12 @@ def _rate_stats(rate: np.ndarray, groups: Sequence[str], reference: str | None) 
     return out
 
 
-def impact_ratios(selection: pd.DataFrame, threshold: float = 0.8) -> pd.DataFrame:
-    """Cells (rows of :func:`selection_table`) whose impact ratio is below ``threshold`` (the four-fifths rule),
+def low_impact_ratio_counts(selection: pd.DataFrame, threshold: float = 0.8) -> pd.DataFrame:
+    """Cells (rows of :func:`top_k_selection_table`) whose impact ratio is below ``threshold`` (the four-fifths rule),
     counted per model and k: ``model, k, n_cells, n_below, min_impact_ratio``.
 
     >>> t = pd.DataFrame({"model": "m", "k": 1, "impact_ratio": [1.0, 0.7, 0.9]})
-    >>> impact_ratios(t).to_dict("records")
+    >>> low_impact_ratio_counts(t).to_dict("records")
     [{'model': 'm', 'k': 1, 'n_cells': 3, 'n_below': 1, 'min_impact_ratio': 0.7}]
     """
     need = {"model", "k", "impact_ratio"}
@@ -729,18 +698,6 @@ __all__ += ["crossing_cells", "misspelling_table", "misspelt_entries", "prompt_n
 _ERROR_ENTRY = re.compile(r"entry (?P<number>\d+) '.*' names nobody in the prompt$", re.DOTALL)
 
 
-def _pool_pattern(names: Sequence[str]) -> re.Pattern[str]:
-    """One whole-name pattern for many names (longest first), applied to text passed through
-    :func:`_drop_apostrophes`; the same word boundaries as :func:`_name_pattern`."""
-    alts = sorted({r"\s+".join(re.escape(w) for w in _drop_apostrophes(n).split()) for n in names}, key=len,
-                  reverse=True)
-    return re.compile(_BEFORE + "(?:" + "|".join(alts) + ")" + _AFTER, re.IGNORECASE)
-
-
-def _key(name: str) -> str:
-    return " ".join(_drop_apostrophes(name).lower().split())
-
-
 def prompt_names(
     answers: pd.DataFrame, rankings: pd.DataFrame, *, cutoff: float = FUZZY_CUTOFF, margin: float = FUZZY_MARGIN,
 ) -> pd.DataFrame:
@@ -798,11 +755,11 @@ def prompt_names(
         refused = answers[(answers["job"] == job) & (answers["parse_error"] != "")]
         if refused.empty:
             continue
-        group_of = {_key(n): g for n, g in zip(jpool["name"], jpool["group"])}
-        spelled = dict(zip(map(_key, jpool["name"]), jpool["name"]))
-        pattern = _pool_pattern(jpool["name"])
+        group_of = {fold_name(n): g for n, g in zip(jpool["name"], jpool["group"])}
+        spelled = dict(zip(map(fold_name, jpool["name"]), jpool["name"]))
+        pattern = names_pattern(jpool["name"])
         for rec in refused.itertuples(index=False):
-            text = _drop_apostrophes(rec.answer)
+            text = fold_text(rec.answer)
             entries = list(_ENTRY.finditer(text))
             flagged = _ERROR_ENTRY.search(rec.parse_error)
             number = int(flagged["number"]) if flagged else 0
@@ -810,7 +767,7 @@ def prompt_names(
             found: dict[str, set[str]] = {}
             for m in pattern.finditer(text):
                 if not skip[0] <= m.start() < skip[1]:
-                    found.setdefault(group_of[_key(m.group(0))], set()).add(spelled[_key(m.group(0))])
+                    found.setdefault(group_of[fold_name(m.group(0))], set()).add(spelled[fold_name(m.group(0))])
             name = {g: next(iter(v)) for g, v in found.items() if len(v) == 1}
             source = dict.fromkeys(name, "exact")
             open_groups = [g for g in GROUPS if g not in name and g not in found]
@@ -835,7 +792,7 @@ def prompt_names(
                 for g, bodies in hits.items():
                     if len(bodies) == 1:
                         members = jpool.loc[jpool["group"] == g, "name"].tolist()
-                        scores = [fuzz.token_sort_ratio(entry_name(bodies[0]), _drop_apostrophes(n),
+                        scores = [fuzz.token_sort_ratio(entry_name(bodies[0]), fold_marks(n),
                                                         processor=utils.default_process) for n in members]
                         name[g], source[g] = members[int(np.argmax(scores))], "fuzzy"
             for g in GROUPS:
@@ -908,10 +865,9 @@ def misspelt_entries(
     rows = []
     for answer_id, p in prompts.groupby("answer_id", sort=True):
         names = p["name"].tolist()
-        patterns = [_name_pattern(n) if n is not None else _NEVER for n in names]
         for number, e in enumerate(_ENTRY.finditer(text[answer_id]), start=1):
             body = e.group("text")
-            if not re.search(r"[^\W\d_]", body) or _mentions(body, patterns):
+            if not re.search(r"[^\W\d_]", body) or any(name_spans(body, names)):
                 continue
             who, score = fuzzy_candidate(body, names, cutoff=cutoff, margin=margin)
             first = p.iloc[0]
@@ -1059,3 +1015,8 @@ def uniformity_phrase(p_value: float, level: float = 0.05) -> str:
     if p_value < level:
         return "are not spread evenly over the groups"
     return "are consistent with an even spread over the groups"
+
+
+#: Old names (deprecated aliases): ``rankings.selection_table`` collided with ``tables.selection_table`` and
+#: ``rankings.impact_ratios`` with ``ll144.impact_ratios``, which compute other things.
+__getattr__ = renamed(__name__, {"selection_table": "top_k_selection_table", "impact_ratios": "low_impact_ratio_counts"})

@@ -45,8 +45,9 @@ __all__ = [
 ]
 
 
-class _LazyEngine:
-    """The engine to score with, made on first use (so reading a complete stored table never loads a model):
+class _TableEngine:
+    """The engine that fills one local score table (named apart from the public :class:`LazyEngine`, which it may
+    wrap): made on first use (so reading a complete stored table never loads a model) —
     the one given, the engine behind a :class:`LazyEngine`, or a new ``LazyEngine(system)``. On first use the
     model's provenance (``LoadedModel.metadata``) is recorded in ``store``."""
 
@@ -74,8 +75,8 @@ def _score_missing(
     lacks with ``engine`` — its ``pointwise`` with ``labels`` (columns ``score``, ``label_mass``, ``p_<label>``,
     ``n_tokens``), else its greedy ``generate`` of ``max_new_tokens`` (column ``answer``) — and return the stored
     table (one row per prompt id ever scored into it). ``engine`` is an engine (a served one) or the
-    :class:`_LazyEngine` of a local system, made on first use."""
-    get = engine.get if isinstance(engine, _LazyEngine) else (lambda: engine)
+    :class:`_TableEngine` of a local system, made on first use."""
+    get = engine.get if isinstance(engine, _TableEngine) else (lambda: engine)
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:
         if labels is not None:
@@ -90,10 +91,10 @@ def _score_missing(
 
 def _local(
     system: System, task: str, root: str | Path | None, command: str | None, engine: Any, engine_batch_size: int
-) -> tuple[ScoreStore, _LazyEngine]:
+) -> tuple[ScoreStore, _TableEngine]:
     """The table of a local (system, task) and the engine that fills it (made on first use)."""
     store = store_for(system, task, root, command=command)
-    return store, _LazyEngine(system, engine, engine_batch_size, store)
+    return store, _TableEngine(system, engine, engine_batch_size, store)
 
 
 def _pairwise_answers(items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -185,7 +186,7 @@ def score_resume_pointwise(
 
 def score_resume_pairwise(
     system: System,
-    rounds: pd.DataFrame,
+    pools: pd.DataFrame,
     *,
     root: str | Path | None = None,
     engine: Any = None,
@@ -194,13 +195,13 @@ def score_resume_pairwise(
     command: str | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Answers of ``system`` to every pairwise prompt of ``rounds`` (see :func:`allocbias.items.resume_pairwise_items`).
+    """Answers of ``system`` to every pairwise prompt of ``pools`` (see :func:`allocbias.items.resume_pairwise_items`).
 
     Returns one row per (job, round, pair, order) with the raw ``answer`` and the ``winner`` parsed by
     :func:`allocbias.scoring.parse_pair_answer` (``a``/``b``/``tie``/``undetected`` relative to cand_a/cand_b)
     — the input of :func:`allocbias.metrics.pairwise_points`.
     """
-    items = resume_pairwise_items(rounds)
+    items = resume_pairwise_items(pools)
     store, lazy = _local(system, "resume_pairwise", root, command, engine, engine_batch_size)
     table = _score_missing(store, lazy, items.drop_duplicates("prompt_id"),
                            max_new_tokens=TASK_PARAMS["resume_pairwise"]["max_new_tokens"], batch_size=batch_size,
@@ -317,7 +318,7 @@ def score_resume_pointwise_served(
 
 def score_resume_pairwise_served(
     engine: Any,
-    rounds: pd.DataFrame,
+    pools: pd.DataFrame,
     *,
     root: str | Path | None = None,
     batch_size: int = 56,
@@ -329,17 +330,17 @@ def score_resume_pairwise_served(
 
     >>> import tempfile
     >>> from allocbias import data as D
-    >>> from allocbias.items import pairwise_rounds
+    >>> from allocbias.items import pairwise_pools
     >>> class Served:  # a stand-in server that answers nothing usable
     ...     model, prefill, top_logprobs, extra_body = "tiny", "vllm", 20, {}
     ...     def generate(self, prompts, **kw):
     ...         return ["" for _ in prompts]
-    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 1, 0)
+    >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 1, 0)
     >>> answers = score_resume_pairwise_served(Served(), pools, root=tempfile.mkdtemp())
     >>> len(answers), set(answers["winner"])
     (56, {'undetected'})
     """
-    items = resume_pairwise_items(rounds)
+    items = resume_pairwise_items(pools)
     store = served_store(engine, "resume_pairwise", "paper", root, command=command)
     table = _score_missing(store, engine, items.drop_duplicates("prompt_id"),
                            max_new_tokens=TASK_PARAMS["resume_pairwise"]["max_new_tokens"], batch_size=batch_size,
@@ -411,7 +412,7 @@ def pointwise_table(
 
 def pairwise_table(
     systems: System | str | Iterable[System | str],
-    rounds: pd.DataFrame,
+    pools: pd.DataFrame,
     *,
     root: str | Path | None = None,
     served: Any = None,
@@ -429,28 +430,28 @@ def pairwise_table(
 
     >>> import tempfile
     >>> from allocbias import data as D
-    >>> from allocbias.items import pairwise_rounds
+    >>> from allocbias.items import pairwise_pools
     >>> class First:  # a stand-in engine that always names the candidate shown first
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
-    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 1, 0)
+    >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 1, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> len(answers), sorted(set(answers["winner"]))  # 28 pairs, both orders: the "winner" follows the order
     (56, ['a', 'b'])
     """
     chosen = as_systems(systems)
-    require_columns(rounds, ["job", "round", "candidate", "resume_id", "full_name"], "rounds")
+    require_columns(pools, ["job", "round", "candidate", "resume_id", "full_name"], "pools")
     if served is not None and engine_for is not None:
         raise ValueError("pass either served (an OpenAI-compatible engine) or engine_for (local engines), not both")
     frames = []
     if served is not None:
-        table = score_resume_pairwise_served(served, rounds, root=root, command=command, progress=progress)
+        table = score_resume_pairwise_served(served, pools, root=root, command=command, progress=progress)
         frames.append(with_system_columns(table, served_system_id(served.model, "paper"), served.model, "server",
                                       "paper"))
     else:
         for system in chosen:
             engine = engine_for(system) if engine_for is not None else None
-            table = score_resume_pairwise(system, rounds, root=root, engine=engine, command=command,
+            table = score_resume_pairwise(system, pools, root=root, engine=engine, command=command,
                                           progress=progress)
             frames.append(with_system_columns(table, system.id, system.model, system.precision, "paper"))
     return pd.concat(frames, ignore_index=True)

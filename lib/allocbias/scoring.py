@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .name_matching import fold_name, name_spans
 from .prompts import label_variants
 
 logger = logging.getLogger(__name__)
@@ -341,6 +342,18 @@ class LocalEngine:
             texts.append(self.loaded.format_chat(messages))
         return [list(ids) for ids in self.loaded.tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
+    def _batch_and_ids(self, prompts: Sequence[Any], batch_size: int | None, extra: int = 0) -> tuple[int, list]:
+        """The batch size to run (``batch_size``, else the engine's; at least 1) and the prompts' token ids, each
+        checked to fit the context with ``extra`` new tokens (no ids for no prompts)."""
+        bs = self.batch_size if batch_size is None else int(batch_size)
+        if bs < 1:
+            raise ValueError(f"batch_size must be >= 1, got {bs}")
+        if len(prompts) == 0:
+            return bs, []
+        ids = self.encode(prompts)
+        self._check_lengths(ids, extra=extra)
+        return bs, ids
+
     def _check_lengths(self, ids: Sequence[Sequence[int]], extra: int = 0) -> None:
         limit = self.loaded.max_context
         too_long = [(i, len(t)) for i, t in enumerate(ids) if len(t) + extra > limit]
@@ -424,13 +437,9 @@ class LocalEngine:
         if not np.all(np.isfinite(gammas)):
             raise ValueError(f"label values must be finite, got {dict(labels)}")
         variants = self.label_tokens(names)
-        bs = self.batch_size if batch_size is None else int(batch_size)
-        if bs < 1:
-            raise ValueError(f"batch_size must be >= 1, got {bs}")
-        if len(prompts) == 0:
+        bs, ids = self._batch_and_ids(prompts, batch_size)
+        if not ids:
             return []
-        ids = self.encode(prompts)
-        self._check_lengths(ids)
         lengths = [len(t) for t in ids]
         groups = plan_groups(ids, share_prefix=self.share_prefix, min_prefix_tokens=self.min_prefix_tokens)
         computed = tokens_computed(groups, lengths)
@@ -507,13 +516,9 @@ class LocalEngine:
 
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        bs = self.batch_size if batch_size is None else int(batch_size)
-        if bs < 1:
-            raise ValueError(f"batch_size must be >= 1, got {bs}")
-        if len(prompts) == 0:
+        bs, ids = self._batch_and_ids(prompts, batch_size, extra=max_new_tokens)
+        if not ids:
             return []
-        ids = self.encode(prompts)
-        self._check_lengths(ids, extra=max_new_tokens)
         lengths = [len(t) for t in ids]
         share = self.share_prefix and not self.sliding_window
         groups = plan_groups(ids, share_prefix=share, min_prefix_tokens=self.min_prefix_tokens)
@@ -610,12 +615,6 @@ _TIE_BEFORE = re.compile(r"(?<!\w)(" + "|".join(TIE_WORDS_BEFORE_NAMES) + r")(?!
 _TIE_BOTH = re.compile(r"(?<!\w)(" + "|".join(TIE_WORDS_WITH_BOTH_NAMES) + r")(?!\w)")
 
 
-def _normalise(text: str) -> str:
-    from .names import fold_name  # accents and Unicode forms folded: "Jose" finds "José"
-
-    return fold_name(text)
-
-
 def _name_keys(name: str, other: str) -> list[str]:
     parts, other_parts = name.split(), set(other.split())
     keys = [name]
@@ -626,16 +625,20 @@ def _name_keys(name: str, other: str) -> list[str]:
 
 
 def _first_position(text: str, keys: Sequence[str]) -> float:
-    found = [m.start() for k in keys if (m := re.search(r"(?<!\w)" + re.escape(k) + r"(?!\w)", text))]
+    """Where the first of ``keys`` is first mentioned in the folded ``text`` (``inf``: none is)."""
+    found = [span[0] for span in name_spans(text, keys, folded=True, hyphenated=True) if span is not None]
     return float(min(found)) if found else math.inf
 
 
 def parse_pair_answer(answer: str, name_a: str, name_b: str) -> str:
     """Which candidate a pairwise answer picks: ``"a"``, ``"b"``, ``"tie"`` or ``"undetected"``.
 
-    Matching is case-insensitive on whole words; a candidate is found by the full name, the first
-    name or the last name (a part is used only if the other name does not contain it). Rules, in
-    order: (1) a tie word (``both, equally, equal, either, neither, tie, tied``) before any name ->
+    Names are found by :mod:`allocbias.name_matching`, the matcher of every task (whole words,
+    case-insensitive, diacritics and apostrophes inside words dropped, quotes and punctuation around a name
+    ignored, elisions part of a name). Unlike the other tasks, a hyphen counts as a boundary here ("Bolden" is
+    found in "Diaz-Bolden"): the committed pairwise winners were parsed so. A candidate is found by the full
+    name, the first name or the last name (a part is used only if the other name does not contain it). Rules,
+    in order: (1) a tie word (``both, equally, equal, either, neither, tie, tied``) before any name ->
     tie, and a tie word with no name -> tie; (2) both names present and ``equally/equal/tie/tied``
     anywhere -> tie; (3) otherwise the first name mentioned wins; (4) no name and no tie word ->
     undetected. "Neither" counts as a tie: it states no preference, and the 0.25/0.25 rule is as
@@ -654,12 +657,12 @@ def parse_pair_answer(answer: str, name_a: str, name_b: str) -> str:
     """
     if not isinstance(answer, str):
         raise ValueError(f"answer must be a string, got {type(answer).__name__}")
-    a, b = _normalise(name_a), _normalise(name_b)
+    a, b = fold_name(name_a), fold_name(name_b)
     if not a or not b:
         raise ValueError(f"candidate names must be non-empty, got {name_a!r} and {name_b!r}")
     if a == b:
         raise ValueError(f"the two candidates have the same name {name_a!r}; the answer cannot tell them apart")
-    text = _normalise(answer)
+    text = fold_name(answer)
     pa = _first_position(text, _name_keys(a, b))
     pb = _first_position(text, _name_keys(b, a))
     tie = _TIE_BEFORE.search(text)

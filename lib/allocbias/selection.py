@@ -37,6 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import checks
+from .checks import require_columns
+
 __all__ = [
     "allocation_gaps",
     "draw_selection_probabilities",
@@ -70,38 +73,12 @@ def _as_list(cols: str | Sequence[str] | None) -> list[str]:
 def _require_columns(
     frame: pd.DataFrame, cols: Sequence[str], what: str = "candidates", allow_missing: bool = False
 ) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns are {list(frame.columns)}")
+    require_columns(frame, cols, what)
     if allow_missing:
         return
     for c in cols:
         if frame[c].isna().any():
             raise ValueError(f"column {c!r} of {what} has {int(frame[c].isna().sum())} missing value(s)")
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _k_values(k: int | Sequence[int], pool: int) -> tuple[list[int], bool]:
-    """Validate ``k`` (an int or a sequence of ints) against the pool size; return (list, was_scalar)."""
-    scalar = isinstance(k, Integral) and not isinstance(k, bool)
-    values = [k] if scalar else list(np.atleast_1d(np.asarray(k, dtype=object)))
-    if not values:
-        raise ValueError("k is an empty sequence; pass at least one quota")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, Integral):
-            raise ValueError(f"k must be an int or a sequence of ints, got {v!r}")
-        if not 1 <= v <= pool:
-            raise ValueError(f"k={int(v)} is outside 1..{pool} (pool size {pool})")
-        out.append(int(v))
-    return out, scalar
 
 
 def _group_codes(candidates: pd.DataFrame, group: str) -> tuple[np.ndarray, list[Hashable]]:
@@ -178,7 +155,7 @@ def select_top_k(scores: Any, k: int | Sequence[int]) -> np.ndarray:
         raise ValueError(
             f"scores contain NaN in {int(nan_rows.sum())} round(s) (first: row {int(np.argmax(nan_rows))})"
         )
-    ks, scalar = _k_values(k, a.shape[1])
+    ks, scalar = checks.quotas(k, pool=a.shape[1]), checks.is_int(k)
 
     # Work in (pool, rounds) layout: the per-round reductions then run along contiguous memory, which is
     # several times faster than reducing a short axis 1. One sort serves every quota.
@@ -281,7 +258,7 @@ def draw_group_pools(
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} appear in both by and match")
     _require_columns(candidates, [group, *by_cols, *match_cols])
-    rounds = _positive_int(rounds, "rounds")
+    rounds = checks.count(rounds, "rounds")
     if len(candidates) == 0:
         raise ValueError("candidates is empty")
     rng = np.random.default_rng(seed)
@@ -386,8 +363,8 @@ def draw_random_pools(
         strata = _strata(candidates, by_cols)
     if n_rows < 1:
         raise ValueError("candidates is empty")
-    rounds = _positive_int(rounds, "rounds")
-    pool_size = _positive_int(pool_size, "pool_size")
+    rounds = checks.count(rounds, "rounds")
+    pool_size = checks.count(pool_size, "pool_size")
     rng = np.random.default_rng(seed)
     blocks = []
     for key, rows in strata:
@@ -595,7 +572,7 @@ def allocation_gaps(
         raise ValueError(
             f"column {scores_col!r} is NaN for {bad.size} candidate(s) in pools (rows {bad[:5].tolist()})"
         )
-    ks, scalar = _k_values(k, pools.shape[1])
+    ks, scalar = checks.quotas(k, pool=pools.shape[1]), checks.is_int(k)
     selected = select_top_k(pooled, ks)  # (K, rounds, pool)
 
     n_groups = len(labels)
@@ -735,15 +712,11 @@ def dp_standard_error(k: int, pool: int, rounds: int) -> float:
     >>> dp_standard_error(8, 8, 10)
     Traceback (most recent call last):
     ...
-    ValueError: need 1 <= k < pool (k=8, pool=8): with k = pool every candidate is selected
+    ValueError: k must be below the pool size 8: k=8 is outside 1..7 (k = pool selects everybody)
     """
-    for name, value in (("k", k), ("pool", pool), ("rounds", rounds)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-    if rounds < 1:
-        raise ValueError(f"rounds must be >= 1, got {rounds}")
-    if not 1 <= k < pool:
-        raise ValueError(f"need 1 <= k < pool (k={k}, pool={pool}): with k = pool every candidate is selected")
+    rounds = checks.count(rounds, "rounds")
+    pool = checks.count(pool, "pool", 2)
+    k = checks.quota(k, pool=pool, below_pool=True)
     p = k / pool
     return float(np.sqrt(2.0 * p * (1.0 - p) * pool / (pool - 1) / rounds))
 
@@ -753,18 +726,6 @@ def dp_standard_error(k: int, pool: int, rounds: int) -> float:
 # ----------------------------------------------------------------------------------------------------
 #: Elements of the dynamic programme's state allowed in one batch (bounds the memory of exact_draw_rates).
 _DP_BLOCK = 1 << 23
-
-
-def _quota_list(k: Any) -> list[int]:
-    """``k`` as a sorted list of distinct positive ints (an int or a sequence of ints)."""
-    scalar = isinstance(k, Integral) and not isinstance(k, bool)
-    values = [k] if scalar else list(np.atleast_1d(np.asarray(k, dtype=object)))
-    if not values:
-        raise ValueError("k is an empty sequence; pass at least one quota")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
-            raise ValueError(f"k must be a positive int or a sequence of positive ints, got {v!r}")
-    return sorted({int(v) for v in values})
 
 
 def _exact_inputs(
@@ -897,7 +858,7 @@ def exact_pool_rates(
     [{'group': 'A', 'k': 1, 'rate': 0.25, 'n': 2}, {'group': 'B', 'k': 1, 'rate': 0.375, 'n': 4}]
     """
     by_cols = _as_list(by)
-    ks = _quota_list(k)
+    ks = checks.quotas(k, distinct=True)
     values, mask = _exact_inputs(candidates, [*by_cols, pool, group], score, qualified)
     pool_codes = candidates.groupby([*by_cols, pool], sort=True, observed=True).ngroup().to_numpy()
     prob = pool_selection_probabilities(pool_codes, values, ks)
@@ -1047,7 +1008,7 @@ def exact_draw_rates(
     [{'group': 'A', 'rate': 0.625}, {'group': 'B', 'rate': 0.375}]
     """
     by_cols = _as_list(by)
-    ks = _quota_list(k)
+    ks = checks.quotas(k, distinct=True)
     values, mask = _exact_inputs(candidates, [*by_cols, group], score, qualified)
     codes, labels = _group_codes(candidates, group)
     n_groups = len(labels)

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from allocbias import checks
 from allocbias.metrics import bias_table, score_shape
 from allocbias.selection import simulate
 
@@ -91,12 +92,6 @@ def _check_family(family: Any) -> str:
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     return family
-
-
-def _int_at_least(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 def _finite(value: Any, name: str) -> float:
@@ -217,7 +212,7 @@ def draw_scores(family: str, params: Mapping[str, float], n: int, seed: int | np
     """
     family = _check_family(family)
     p = _family_params(family, params)
-    n = _int_at_least(n, "n", 1)
+    n = checks.count(n, "n", 1)
     rng = np.random.default_rng(seed)
     eps = _noise(family, rng, (n,), p.get("df"))
     return _transform(family, eps, p)
@@ -232,7 +227,7 @@ def group_labels(n_groups: int) -> list[str]:
     >>> group_labels(3)
     ['B', 'A1', 'A2']
     """
-    n_groups = _int_at_least(n_groups, "n_groups", 2)
+    n_groups = checks.count(n_groups, "n_groups", 2)
     return [REFERENCE, *(f"A{i}" for i in range(1, n_groups))]
 
 
@@ -299,9 +294,7 @@ def _settings(
 
 def _family_rng(seed: int, family: str) -> np.random.Generator:
     """The generator of one family: independent of which other families are drawn."""
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return np.random.default_rng(np.random.SeedSequence([int(seed), FAMILIES.index(family)]))
+    return np.random.default_rng(np.random.SeedSequence([checks.seed(seed), FAMILIES.index(family)]))
 
 
 def draw_group_params(
@@ -345,7 +338,7 @@ def draw_group_params(
     (True, True)
     """
     family = _check_family(family)
-    n_systems = _int_at_least(n_systems, "n_systems", 1)
+    n_systems = checks.count(n_systems, "n_systems", 1)
     labels = group_labels(n_groups)
     settings = _settings(shift_sd, spread_ratio, ceiling_offset, ceiling_slope, tail_df)
     rng = _family_rng(seed, family)
@@ -387,8 +380,8 @@ def draw_systems(
     [5]
     """
     families = _check_families(families)
-    n_systems = _int_at_least(n_systems, "n_systems", 1)
-    n_per_group = _int_at_least(n_per_group, "n_per_group", 1)
+    n_systems = checks.count(n_systems, "n_systems", 1)
+    n_per_group = checks.count(n_per_group, "n_per_group", 1)
     labels = group_labels(n_groups)
     settings = _settings(shift_sd, spread_ratio, ceiling_offset, ceiling_slope, tail_df)
     score_frames, param_frames = [], []
@@ -621,9 +614,8 @@ def hand_picked_system(
     if case not in CASES:
         raise ValueError(f"case must be one of {CASES}, got {case!r}")
     labels = group_labels(n_groups)
-    n = _int_at_least(n_per_group, "n_per_group", 2)
-    if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    n = checks.count(n_per_group, "n_per_group", 2)
+    seed = checks.seed(seed)
     shift = _finite(shift, "shift")
     spread = _positive(spread, "spread")
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), CASES.index(case)]))
@@ -683,11 +675,8 @@ def percentiles(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
 
 
 def _pool_k(pool: Any, k: Any) -> tuple[int, int]:
-    pool = _int_at_least(pool, "pool", 2)
-    k = _int_at_least(k, "k", 1)
-    if k >= pool:
-        raise ValueError(f"k must be below the pool size {pool} (k = pool selects everybody), got k={k}")
-    return pool, k
+    pool = checks.count(pool, "pool", 2)
+    return pool, checks.quota(k, pool=pool, below_pool=True)
 
 
 def selection_weight(u: Any, pool: int, k: int) -> np.ndarray:

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
+from ._renamed import renamed
 from .items import require_columns
 
-__all__ = ["allocation_table", "pairwise_study_points", "quality_separation", "selection_table", "study_points"]
+__all__ = ["allocation_table", "pairwise_study_points", "pool_selection_table", "quality_separation", "study_points"]
 
 
 def quality_separation(
@@ -68,7 +69,7 @@ def _cells(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple, pd.DataFrame
             for key, cell in frame.groupby(by, sort=False, observed=True)]
 
 
-def selection_table(
+def pool_selection_table(
     scores: pd.DataFrame,
     k: int | Sequence[int],
     rounds: int,
@@ -99,7 +100,7 @@ def selection_table(
 
     >>> df = pd.DataFrame({"system": "s", "job": "j", "group": ["A", "B", "C"],
     ...                    "qualified": [True, True, True], "score": [0.5, 0.5, 0.2]})
-    >>> selection_table(df, 1, 10, 0)[["group", "phi", "psi", "tied_rounds"]].to_dict("list")
+    >>> pool_selection_table(df, 1, 10, 0)[["group", "phi", "psi", "tied_rounds"]].to_dict("list")
     {'group': ['A', 'B', 'C'], 'phi': [0.5, 0.5, 0.0], 'psi': [0.5, 0.5, 0.0], 'tied_rounds': [10, 10, 10]}
     """
     from .selection import draw_group_pools, select_top_k, selection_rates
@@ -148,7 +149,7 @@ def allocation_table(
 ) -> pd.DataFrame:
     """ΔDP and ΔEO of every group against ``reference``, per cell of ``by`` and subtask: one
     :func:`allocbias.selection.simulate` call per cell (same ``seed``, hence the same pools as
-    :func:`selection_table`), with the ``by`` columns in front.
+    :func:`pool_selection_table`), with the ``by`` columns in front.
 
     ``dDP = phi(A, k) - phi(B, k)``, ``dEO = psi(A, k) - psi(B, k)``, signed (positive: group A is selected
     more often than the reference group B).
@@ -233,16 +234,16 @@ def pairwise_study_points(
     pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
 
     ``answers`` is :func:`allocbias.runs.pairwise_table` output (or :func:`allocbias.runs.score_resume_pairwise` with
-    the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_rounds` output, which names each pool's candidates and their
+    the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_pools` output, which names each pool's candidates and their
     ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
 
     >>> class First:  # names the candidate shown first: every pair is inconsistent, so every score ties
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
     >>> import tempfile
-    >>> from allocbias.items import pairwise_rounds
+    >>> from allocbias.items import pairwise_pools
     >>> from allocbias.runs import pairwise_table
-    >>> pools = pairwise_rounds(D.candidate_table(["retail"], names_per_group=1), 30, 0)
+    >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 30, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> pts = pairwise_study_points(answers, pools, 1)
     >>> len(pts), float(pts["dDP"].abs().max()), float(pts["rabbi"].abs().max()), float(pts["avg_gap"].max())
@@ -304,3 +305,7 @@ def pairwise_study_points(
                              "dEO": float(gaps.loc[(kk, g), "dEO"])})
     cols = [*keys, "group", "k", "rabbi", "avg_gap", "rabbi_qualified", "avg_gap_qualified", "dDP", "dEO", "n_rounds"]
     return pd.DataFrame(rows, columns=cols)
+
+
+#: Old name (deprecated alias): ``tables.selection_table`` collided with ``rankings.selection_table``.
+__getattr__ = renamed(__name__, {"selection_table": "pool_selection_table"})

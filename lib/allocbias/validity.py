@@ -26,6 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import checks
+from .checks import require_columns
+from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
+
 __all__ = [
     "CONTROL_METRICS",
     "DEFAULT_ABS_GAP",
@@ -48,23 +52,18 @@ __all__ = [
     "validity_table",
 ]
 
-#: metrics compared with ``|gap|`` by default: JSD and EMD are distances (>= 0) without a direction
-DEFAULT_ABS_GAP: Mapping[str, bool] = {"jsd": True, "emd": True}
-_DEFAULT_METRICS = ("rabbi", "avg_gap", "jsd", "emd")
-_DEFAULT_GAPS = ("dDP", "dEO")
+#: metrics compared with ``|gap|`` by default (:data:`allocbias.metrics.ABS_GAP_METRICS`): JSD and EMD are
+#: distances (>= 0) without a direction
+DEFAULT_ABS_GAP: Mapping[str, bool] = dict.fromkeys(ABS_GAP_METRICS, True)
+_DEFAULT_METRICS = STUDY_METRICS
+_DEFAULT_GAPS = STUDY_GAPS
 
 
 # --------------------------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------------------------
 def _check_frame(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} has no column(s) {missing}; columns present: {list(df.columns)}")
-    if df.empty:
-        raise ValueError(f"{what} is empty")
+    require_columns(df, columns, what, nonempty=True)
 
 
 def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
@@ -75,10 +74,7 @@ def _check_keys(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
 
 
 def _numeric(df: pd.DataFrame, column: str, what: str) -> np.ndarray:
-    dtype = df[column].dtype
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-        raise ValueError(f"{what} column {column!r} must be numeric, got dtype {dtype}")
-    values = df[column].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = _float_vector(df[column], f"{what} column {column!r}")
     bad = ~np.isfinite(values)
     if bad.any():
         raise ValueError(f"{what} column {column!r} has {int(bad.sum())} NaN/inf value(s)")
@@ -125,17 +121,7 @@ class PearsonResult:
 
 
 def _vector(x: object, name: str) -> np.ndarray:
-    if isinstance(x, (pd.Series, pd.Index)):
-        if pd.api.types.is_bool_dtype(x.dtype) or not pd.api.types.is_numeric_dtype(x.dtype):
-            raise ValueError(f"{name} must be numeric, got dtype {x.dtype}")
-        arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must be numeric (int or float), got dtype {arr.dtype}")
-        arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    arr = _float_vector(x, name)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} has {int(bad.sum())} NaN/inf value(s)")
@@ -671,10 +657,11 @@ def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int 
 # --------------------------------------------------------------------------------------------------------------
 # validity with controls: permutation null, held-out r, split-half reliability
 # --------------------------------------------------------------------------------------------------------------
-#: the metrics :func:`validity_controls` computes from counts (the definitions of :mod:`allocbias.metrics`)
-CONTROL_METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+#: the metrics :func:`validity_controls` computes from counts (the definitions of :mod:`allocbias.metrics`):
+#: the study's metrics, :data:`allocbias.metrics.STUDY_METRICS`
+CONTROL_METRICS: tuple[str, ...] = STUDY_METRICS
 _DESIGNS = ("pools", "draws")
-_CONTROL_GAPS = ("dDP", "dEO")
+_CONTROL_GAPS = STUDY_GAPS
 #: elements of a (batch, cell, group, value) count tensor processed at once (bounds memory)
 _COUNT_BLOCK = 1 << 22
 _JSD_BINS = 10
@@ -714,11 +701,11 @@ def _control_layout(
     score: str,
     qualified: str | None,
 ) -> _Layout:
-    from .selection import _exact_inputs, _quota_list, pool_selection_probabilities
+    from .selection import _exact_inputs, pool_selection_probabilities
 
     if design not in _DESIGNS:
         raise ValueError(f"design must be one of {_DESIGNS}, got {design!r}")
-    ks = _quota_list(k)
+    ks = checks.quotas(k, distinct=True)
     values, mask = _exact_inputs(candidates, [*cell_cols, pool, group], score, qualified)
     cell = candidates.groupby(cell_cols, sort=True, observed=True).ngroup().to_numpy()
     first = np.unique(cell, return_index=True)[1]
@@ -966,12 +953,6 @@ class ValidityControls:
     points: pd.DataFrame
 
 
-def _check_count(value: object, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _quantiles(v: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):
         import warnings
@@ -991,10 +972,9 @@ def _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_spl
         raise ValueError(f"gap must be one of {_CONTROL_GAPS}, got {gap!r}")
     if gap == "dEO" and qualified is None:
         raise ValueError("gap='dEO' needs the qualified parameter (a boolean column): EO is about qualified candidates")
-    n_perm = _check_count(n_perm, "n_perm", 1)
-    n_splits = _check_count(n_splits, "n_splits", 1)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    n_perm = checks.count(n_perm, "n_perm", 1)
+    n_splits = checks.count(n_splits, "n_splits", 1)
+    seed = checks.seed(seed)
     lay = _control_layout(candidates, reference=reference, k=k, design=design, cell_cols=cell_cols, pool=pool,
                           group=group, score=score, qualified=qualified)
     return metrics, n_perm, n_splits, lay
@@ -1084,7 +1064,7 @@ def validity_controls(
     k
         Quota(s) of the top-k selection.
     metrics
-        Some of ``("rabbi", "avg_gap", "jsd", "emd")``.
+        Some of :data:`CONTROL_METRICS` (the study's metrics ``("rabbi", "avg_gap", "jsd", "emd")``).
     gap
         ``"dDP"`` or ``"dEO"`` (needs ``qualified``).
     design
@@ -1247,7 +1227,7 @@ def ndcg_controls(
         raise ValueError(f"model and subtask must be different columns, both are {model!r}")
     metrics, n_perm, n_splits, lay = _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_splits,
                                                     seed, [model, subtask], pool, group, score, qualified)
-    n_random = _check_count(n_random, "n_random", 1)
+    n_random = checks.count(n_random, "n_random", 1)
     models = pd.unique(lay.cells[model]).tolist()
     subtasks = pd.unique(lay.cells[subtask]).tolist()
     n_models, n_subtasks = len(models), len(subtasks)

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .. import ll144, metrics, selection, validity
+from .. import checks, ll144, metrics, selection, validity
+from ..checks import require_columns
 
 __all__ = [
     "METRICS",
@@ -50,8 +50,8 @@ __all__ = [
     "table1_view",
 ]
 
-#: The score-level bias metrics the paper's Table 1 compares, in its order.
-METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+#: The score-level bias metrics the paper's Table 1 compares, in its order (the study's metrics).
+METRICS: tuple[str, ...] = metrics.STUDY_METRICS
 #: How the prose names each metric.
 METRIC_NAMES: Mapping[str, str] = {"rabbi": "RABBI", "avg_gap": "δ", "jsd": "JSD", "emd": "EMD"}
 #: Data set labels, in the chapter's order.
@@ -70,20 +70,8 @@ PROMPT_LAB_REFERENCE = "baseline"
 # --------------------------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------------------------
-def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _require(frame: Any, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {missing}; it has {list(frame.columns)}")
-    if frame.empty:
-        raise ValueError(f"{what} has no rows")
+    require_columns(frame, columns, what, nonempty=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -141,9 +129,7 @@ def boundary_tie_share(candidates: pd.DataFrame, *, pool: str | Sequence[str], k
     """
     keys = [pool] if isinstance(pool, str) else list(pool)
     _require(candidates, [*keys, score], "candidates")
-    ks = [k] if isinstance(k, Integral) else list(k)
-    for kk in ks:
-        _positive_int(kk, "k")
+    ks = checks.quotas(k)
     ranked = candidates.sort_values(score, ascending=False, kind="mergesort")
     position = ranked.groupby(keys, observed=True).cumcount()
     size = ranked.groupby(keys, observed=True)[score].transform("size")
@@ -199,10 +185,10 @@ def pooled_selection_rates(
     {'group': ['A', 'B'], 'rate': [0.75, 0.25], 'impact_ratio': [1.0, 0.3333333333333333]}
     """
     _require(candidates, [pool, group, score] + ([strata] if strata else []), "candidates")
-    n_boot = _positive_int(n_boot, "n_boot")
+    n_boot = checks.count(n_boot, "n_boot")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    ks = sorted({_positive_int(kk, "k") for kk in ([k] if isinstance(k, Integral) else list(k))})
+    ks = checks.quotas(k, distinct=True)
     pool_codes, pools = pd.factorize(candidates[pool], sort=True)
     group_codes, groups = pd.factorize(candidates[group], sort=True)
     groups = list(groups)
@@ -625,11 +611,11 @@ def real_scores_findings(
     -------
     RealScoreFindings
     """
-    n_perm = _positive_int(n_perm, "n_perm", 2)
-    n_splits = _positive_int(n_splits, "n_splits", 1)
-    n_boot = _positive_int(n_boot, "n_boot", 2)
+    n_perm = checks.count(n_perm, "n_perm", 2)
+    n_splits = checks.count(n_splits, "n_splits", 1)
+    n_boot = checks.count(n_boot, "n_boot", 2)
     if k_max is not None:
-        k_max = _positive_int(k_max, "k_max")
+        k_max = checks.count(k_max, "k_max")
     metric_names = list(metric_names)
     unknown = [m for m in metric_names if m not in METRICS]
     if unknown or not metric_names:
@@ -763,7 +749,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     jd = jd_all[jd_all["valid"].astype(bool)]
     counts.append(_counts_row("jderbysh", jd_all, jd, ["model", "job"], ["resume"]))
     jd_ks = _ks(int(jd["group"].nunique()), k_max)
-    for gap in ("dDP", "dEO"):
+    for gap in metrics.STUDY_GAPS:
         t, p = _controls("jderbysh", jd, gap=gap, reference=references["jderbysh"], k=jd_ks, design="draws",
                          system=["model", "job"], pool="resume", qualified="qualified", **control)
         tables.append(t)
