@@ -94,20 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     tables = {"rankings.csv": rankings.to_csv(index=False, lineterminator="\n").encode(),
               "answers.csv": answers.to_csv(index=False, lineterminator="\n").encode(),
               "performance_ranking.csv": read_published(Path(args.source), sha)}
-    if args.check:
-        same = True
-        for name, text in tables.items():
-            target = args.out / name
-            ok = target.is_file() and target.read_bytes() == text
-            print(f"{target}: {'identical' if ok else 'DIFFERS'}")
-            same &= ok
-        return 0 if same else 1
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, text in tables.items():
-        (args.out / name).write_bytes(text)
-        datasets.record(args.out / name)
-        print(f"wrote {args.out / name} (digest recorded in its data card)")
-    return 0
+    return datasets.write_or_check({args.out / name: text for name, text in tables.items()}, check=args.check)
 
 
 if __name__ == "__main__":

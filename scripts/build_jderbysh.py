@@ -160,15 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"source commit: {sha or '(plain folder)'}")
     report(table)
     text = table.to_csv(index=False, lineterminator="\n").encode()
-    if args.check:
-        ok = args.out.is_file() and args.out.read_bytes() == text
-        print(f"{args.out}: {'identical' if ok else 'DIFFERS'}")
-        return 0 if ok else 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(text)
-    datasets.record(args.out)
-    print(f"wrote {args.out} ({len(text)} bytes; digest recorded in its data card)")
-    return 0
+    return datasets.write_or_check({args.out: text}, check=args.check)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import pandas as pd
 
 
 __all__ = ["DigestError", "card_for", "recorded_digests", "sha256_bytes", "file_sha256", "read_bytes", "read_csv", "verify",
-           "record", "digest_section", "committed_tables", "check_all"]
+           "record", "write_or_check", "digest_section", "committed_tables", "check_all"]
 
 DIGEST_HEADING = "Digests"
 _ROW = re.compile(r"^\|\s*`?(?P<file>[^`|]+?)`?\s*\|\s*`?(?P<sha>[0-9a-f]{64})`?\s*\|\s*(?P<bytes>\d+)\s*\|\s*$")
@@ -204,6 +204,39 @@ def digest_section(rows: dict[str, tuple[str, int] | bytes]) -> str:
     return "\n".join([f"## {DIGEST_HEADING}", "",
                       "The SHA-256 of each file as committed; `allocbias.datasets` refuses to read a file that differs.",
                       "", *table])
+
+
+def write_or_check(tables: dict[Path, bytes], *, check: bool) -> int:
+    """What a regeneration script does with the tables it derived: with ``check``, compare each with the file on
+    disk byte for byte and print ``identical``/``DIFFERS`` (exit status 0 only if all are identical); otherwise
+    write each and record its digest in its data card (:func:`record`). Returns the script's exit status.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "README.md").write_text("# card\\n")
+    >>> write_or_check({folder / "t.csv": b"a\\n1\\n"}, check=False)  # doctest: +ELLIPSIS
+    wrote /...t.csv (4 bytes; digest recorded in its data card)
+    0
+    >>> write_or_check({folder / "t.csv": b"a\\n2\\n"}, check=True)  # doctest: +ELLIPSIS
+    /...t.csv: DIFFERS
+    1
+    >>> verify(folder / "t.csv") == sha256_bytes(b"a\\n1\\n")
+    True
+    """
+    if check:
+        same = True
+        for path, data in tables.items():
+            ok = Path(path).is_file() and Path(path).read_bytes() == data
+            print(f"{path}: {'identical' if ok else 'DIFFERS'}")
+            same &= ok
+        return 0 if same else 1
+    for path, data in tables.items():
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        record(path)
+        print(f"wrote {path} ({len(data)} bytes; digest recorded in its data card)")
+    return 0
 
 
 def committed_tables(root: str | Path | None = None) -> list[Path]:
