@@ -47,30 +47,11 @@ def read_published(source: Path, sha: str) -> bytes:
 
 def read_records(source: Path, commit: str) -> tuple[list[tuple[str, dict]], str]:
     """(path, JSON) of every answer file, and the commit read ("" for a plain folder)."""
-    git_dir = source / ".git" if (source / ".git").exists() else source
-    if (git_dir / "HEAD").exists() and (git_dir / "objects").exists():
-        git = ["git", f"--git-dir={git_dir}"]
-        sha = subprocess.run([*git, "rev-parse", commit], check=True, capture_output=True, text=True).stdout.strip()
-        listing = subprocess.run([*git, "ls-tree", "-r", "-z", sha, "--", PREFIX], check=True,
-                                 capture_output=True).stdout.decode().split("\0")
-        blobs = [(line.split("\t", 1)[1], line.split()[2]) for line in listing if line and line.endswith(".json")]
-        proc = subprocess.run([*git, "cat-file", "--batch"], check=True, capture_output=True,
-                              input="".join(f"{b}\n" for _, b in blobs).encode())
-        out, pos, records = proc.stdout, 0, []
-        for path, blob in blobs:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].split()
-            if header[0].decode() != blob:
-                raise SystemExit(f"git cat-file returned {header!r} for {path}")
-            size = int(header[2])
-            records.append((path, json.loads(out[end + 1: end + 1 + size])))
-            pos = end + 1 + size + 1
-        return records, sha
-    base = source / PREFIX
-    if not base.is_dir():
-        raise SystemExit(f"{source} is neither a git repository nor a folder with {PREFIX}")
-    files = sorted(base.rglob("*.json"))
-    return [(PREFIX + f.relative_to(base).as_posix(), json.loads(f.read_text())) for f in files], ""
+    try:
+        files, sha = datasets.source_files(source, commit, PREFIX)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    return [(path, json.loads(raw)) for path, raw in files], sha
 
 
 def main(argv: list[str] | None = None) -> int:

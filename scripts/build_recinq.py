@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -39,29 +38,11 @@ INTERVIEW = ("yes", "maybe", "no")
 
 def read_records(source: Path, commit: str, prefix: str) -> tuple[list[tuple[str, bytes]], str]:
     """(path, raw JSON bytes) of every ``*.json`` below ``prefix``, sorted by path, and the commit read."""
-    git_dir = source / ".git" if (source / ".git").exists() else source
-    if (git_dir / "HEAD").exists() and (git_dir / "objects").exists():
-        git = ["git", f"--git-dir={git_dir}"]
-        sha = subprocess.run([*git, "rev-parse", commit], check=True, capture_output=True, text=True).stdout.strip()
-        listing = subprocess.run([*git, "ls-tree", "-r", "-z", sha, "--", prefix], check=True,
-                                 capture_output=True).stdout.decode().split("\0")
-        blobs = [(line.split("\t", 1)[1], line.split()[2]) for line in listing if line and line.endswith(".json")]
-        proc = subprocess.run([*git, "cat-file", "--batch"], check=True, capture_output=True,
-                              input="".join(f"{b}\n" for _, b in blobs).encode())
-        out, pos, records = proc.stdout, 0, []
-        for path, blob in blobs:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].split()
-            if header[0].decode() != blob:
-                raise SystemExit(f"git cat-file returned {header!r} for {path}")
-            size = int(header[2])
-            records.append((path, out[end + 1: end + 1 + size]))
-            pos = end + 1 + size + 1
-        return sorted(records), sha
-    base = source / prefix
-    if not base.is_dir():
-        raise SystemExit(f"{source} is neither a git repository nor a folder with {prefix}")
-    return sorted((prefix + f.relative_to(base).as_posix(), f.read_bytes()) for f in base.rglob("*.json")), ""
+    try:
+        files, sha = datasets.source_files(source, commit, prefix)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    return sorted(files), sha
 
 
 def problem_of(response) -> str:

@@ -30,7 +30,7 @@ import pandas as pd
 
 
 __all__ = ["DigestError", "card_for", "recorded_digests", "sha256_bytes", "file_sha256", "read_bytes", "read_csv", "verify",
-           "record", "write_or_check", "digest_section", "committed_tables", "check_all"]
+           "record", "write_or_check", "source_files", "digest_section", "committed_tables", "check_all"]
 
 DIGEST_HEADING = "Digests"
 _ROW = re.compile(r"^\|\s*`?(?P<file>[^`|]+?)`?\s*\|\s*`?(?P<sha>[0-9a-f]{64})`?\s*\|\s*(?P<bytes>\d+)\s*\|\s*$")
@@ -237,6 +237,41 @@ def write_or_check(tables: dict[Path, bytes], *, check: bool) -> int:
         record(path)
         print(f"wrote {path} ({len(data)} bytes; digest recorded in its data card)")
     return 0
+
+
+def source_files(source: str | Path, commit: str, prefix: str,
+                 suffix: str = ".json") -> tuple[list[tuple[str, bytes]], str]:
+    """``(path, bytes)`` of every file ending in ``suffix`` below ``prefix`` of a fetched copy of a public repository,
+    and the commit read — for the regeneration scripts. ``source`` is a clone or a bare git directory (read at
+    ``commit`` with one ``git cat-file --batch``, in ``git ls-tree`` order) or a plain folder (sorted paths; the
+    commit is then ``""``). ``ValueError`` names a source that is neither.
+    """
+    import subprocess
+
+    source = Path(source)
+    git_dir = source / ".git" if (source / ".git").exists() else source
+    if (git_dir / "HEAD").exists() and (git_dir / "objects").exists():
+        git = ["git", f"--git-dir={git_dir}"]
+        sha = subprocess.run([*git, "rev-parse", commit], check=True, capture_output=True, text=True).stdout.strip()
+        listing = subprocess.run([*git, "ls-tree", "-r", "-z", sha, "--", prefix], check=True,
+                                 capture_output=True).stdout.decode().split("\0")
+        blobs = [(line.split("\t", 1)[1], line.split()[2]) for line in listing if line and line.endswith(suffix)]
+        proc = subprocess.run([*git, "cat-file", "--batch"], check=True, capture_output=True,
+                              input="".join(f"{b}\n" for _, b in blobs).encode())
+        out, pos, files = proc.stdout, 0, []
+        for path, blob in blobs:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            if header[0].decode() != blob:
+                raise ValueError(f"git cat-file returned {header!r} for {path} in {git_dir}")
+            size = int(header[2])
+            files.append((path, out[end + 1: end + 1 + size]))
+            pos = end + 1 + size + 1
+        return files, sha
+    base = source / prefix
+    if not base.is_dir():
+        raise ValueError(f"{source} is neither a git repository nor a folder with {prefix}")
+    return [(prefix + f.relative_to(base).as_posix(), f.read_bytes()) for f in sorted(base.rglob(f"*{suffix}"))], ""
 
 
 def committed_tables(root: str | Path | None = None) -> list[Path]:
