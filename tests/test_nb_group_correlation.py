@@ -118,3 +118,16 @@ def test_each_groups_correlation_stands_beside_its_controls(glued, params):
             assert n == glued["n_others"]
             assert 0 <= glued[f"ctl_n_both_{t}"] <= min(glued[f"ctl_n_above_{t}"], glued[f"ctl_n_holds_{t}"]) <= n
             assert -1.0 <= glued[f"ctl_heldout_min_{t}"] <= glued[f"ctl_heldout_max_{t}"] <= 1.0
+
+
+def test_code_cells_glue_once_and_define_nothing():
+    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell."""
+    import ast
+
+    import nbformat
+
+    cells = [c.source for c in nbformat.read(SOURCE, as_version=4).cells if c.cell_type == "code"]
+    assert sum(src.count("glue(") for src in cells) == 1
+    for src in cells:
+        for node in ast.walk(ast.parse(src)):
+            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)), src

@@ -39,6 +39,7 @@ __all__ = [
     "random_ndcg_values",
     "PearsonResult",
     "fairness_ranking",
+    "group_spread_test",
     "ndcg_at",
     "ndcg_controls",
     "ndcg_words",
@@ -278,6 +279,79 @@ def _pearson_r(x: np.ndarray, y: np.ndarray) -> float:
     return float(xc @ yc / denom) if denom > 0 else float("nan")
 
 
+def _r_last_axis(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis of two arrays of the same shape (no NaN handling)."""
+    xc, yc = x - x.mean(-1, keepdims=True), y - y.mean(-1, keepdims=True)
+    return (xc * yc).sum(-1) / np.sqrt((xc ** 2).sum(-1) * (yc ** 2).sum(-1))
+
+
+def group_spread_test(
+    points: pd.DataFrame,
+    metrics: Sequence[str] = _DEFAULT_METRICS,
+    gaps: Sequence[str] = _DEFAULT_GAPS,
+    *,
+    permutations: int = 2000,
+    seed: int = 0,
+    cell: Sequence[str] = ("system", "job"),
+    group: str = "group",
+    qualified_gaps: Sequence[str] = ("dEO",),
+    qualified_suffix: str = "_qualified",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    r"""Is a metric's correlation with a gap different between groups? A permutation test of the spread.
+
+    For each group :math:`A` the Pearson r between the metric and the gap runs over the cells (e.g. system x
+    job), as in :func:`validity_table` with ``by=[group]`` (``|gap|`` for the metrics of
+    :data:`DEFAULT_ABS_GAP`, the ``_qualified`` metric for a gap in ``qualified_gaps``). The statistic is the
+    spread :math:`\max_A r_A - \min_A r_A`. Under the null that the groups are exchangeable, the (metric, gap)
+    pairs of each cell are shuffled between its groups (one relabelling per permutation, the same for every
+    metric and gap, ``numpy.random.default_rng(seed)``), and
+
+    .. math:: p = \frac{1 + \#\{\text{shuffles with spread} \ge \text{observed}\}}{1 + \text{permutations}} .
+
+    Every cell must hold the same groups (one row each). Returns ``(table, r)``: ``table`` one row per (gap,
+    metric) with ``spread, null_mean, null_q95, p_value``; ``r`` the observed per-group correlations (``gap,
+    metric, group, r``, groups sorted).
+
+    >>> pts = pd.DataFrame({"system": "s", "job": list("aabbccdd"), "group": ["A", "B"] * 4,
+    ...                     "rabbi": [1., 2, 2, 1, 3, 3, 4, 0], "dDP": [1., 1, 2, 2, 3, 4, 4, 3]})
+    >>> table, r = group_spread_test(pts, ["rabbi"], ["dDP"], permutations=50)
+    >>> r.round(3).to_dict("list")
+    {'gap': ['dDP', 'dDP'], 'metric': ['rabbi', 'rabbi'], 'group': ['A', 'B'], 'r': [1.0, 0.2]}
+    >>> float(table["spread"].iloc[0]), bool(0 < table["p_value"].iloc[0] <= 1)
+    (0.8, True)
+    """
+    cell = list(cell)
+    permutations = checks.count(permutations, "permutations")
+    columns = [*cell, group, *gaps, *{_metric_column(m, g, qualified_gaps, qualified_suffix) for m in metrics
+                                      for g in gaps}]
+    _check_frame(points, columns, "points")
+    rng = np.random.default_rng(seed)
+    cells = points.sort_values([*cell, group]).reset_index(drop=True)
+    groups = sorted(pd.unique(cells[group]))
+    n_groups = len(groups)
+    n_cells = len(cells) // n_groups
+    if n_cells * n_groups != len(cells) or cells.groupby(cell, sort=False)[group].nunique().ne(n_groups).any():
+        raise ValueError(f"every cell of {cell} must hold each of the {n_groups} groups exactly once")
+    relabel = rng.random((permutations, n_cells, n_groups)).argsort(axis=2)  # a group shuffle within each cell
+    rows, r_rows = [], []
+    for gap in gaps:
+        for metric in metrics:
+            x = cells[_metric_column(metric, gap, qualified_gaps, qualified_suffix)].to_numpy().reshape(
+                n_cells, n_groups)
+            y = cells[gap].to_numpy().reshape(n_cells, n_groups)
+            y = np.abs(y) if DEFAULT_ABS_GAP.get(metric, False) else y
+            observed = _r_last_axis(x.T, y.T)  # (groups,) in sorted group order
+            shuffled = _r_last_axis(*(np.take_along_axis(np.broadcast_to(v, relabel.shape), relabel, axis=2)
+                                      .transpose(0, 2, 1) for v in (x, y)))  # (permutations, groups)
+            null = shuffled.max(axis=1) - shuffled.min(axis=1)
+            obs = float(observed.max() - observed.min())
+            rows.append(dict(gap=gap, metric=metric, spread=obs, null_mean=float(null.mean()),
+                             null_q95=float(np.quantile(null, 0.95)),
+                             p_value=float((1 + (null >= obs - 1e-12).sum()) / (1 + permutations))))
+            r_rows.extend(dict(gap=gap, metric=metric, group=g, r=float(v)) for g, v in zip(groups, observed))
+    return pd.DataFrame(rows), pd.DataFrame(r_rows)
+
+
 def validity_decomposition(
     points: pd.DataFrame,
     metrics: Sequence[str] = _DEFAULT_METRICS,
@@ -464,7 +538,7 @@ def _permutation_check(ranking: list, ideal: list) -> None:
         raise ValueError(f"ranking lacks model(s) {missing} of ideal")
 
 
-def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int) -> float:
+def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int, *, gain: str = "linear") -> float:
     r"""NDCG@N of a fairness ranking ``tau`` against the ideal ranking ``sigma`` (both best first).
 
     .. math::
@@ -484,6 +558,9 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int) -> f
         Sequences of model labels, best first; each a permutation of the same set of at least 2 models.
     n
         Cut-off N in ``1..len(ideal)``.
+    gain
+        ``"linear"`` (the paper's): the gain of a place is the relevance itself; ``"exponential"``: the
+        information-retrieval convention :math:`2^{\mathrm{rel}} - 1`, which weighs the ideal top places more.
 
     Examples
     --------
@@ -491,7 +568,11 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int) -> f
     1.0
     >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2), 4)  # (1 + 2/log2 3) / (2 + 1/log2 3)
     0.8597
+    >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2, gain="exponential"), 4)  # (1 + 3/log2 3) / (3 + 1/log2 3)
+    0.7967
     """
+    if gain not in ("linear", "exponential"):
+        raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
     ranking, ideal = list(ranking), list(ideal)
     _permutation_check(ranking, ideal)
     n_models = len(ideal)
@@ -503,6 +584,8 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int) -> f
     discount = 1.0 / np.log2(np.arange(2, n + 2))
     rel = np.array([n_models - ideal_rank[m] for m in ranking[:n]], dtype=np.float64)
     ideal_rel = n_models - np.arange(1, n + 1, dtype=np.float64)
+    if gain == "exponential":
+        rel, ideal_rel = 2.0 ** rel - 1, 2.0 ** ideal_rel - 1
     return float(rel @ discount / (ideal_rel @ discount))
 
 
