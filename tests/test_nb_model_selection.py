@@ -187,3 +187,16 @@ def test_ndcg_stands_beside_its_controls(glued, params):
                                                                          "heldout_mean")})
             for key, word in words.items():
                 assert glued[f"ctl_{key}_word_{t}"] == word
+
+
+def test_code_cells_glue_once_and_define_nothing():
+    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell."""
+    import ast
+
+    import nbformat
+
+    cells = [c.source for c in nbformat.read(SOURCE, as_version=4).cells if c.cell_type == "code"]
+    assert sum(src.count("glue(") for src in cells) == 1
+    for src in cells:
+        for node in ast.walk(ast.parse(src)):
+            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)), src
