@@ -128,7 +128,8 @@ def test_findings_glue_consistent_values_with_plain_types(findings):
     values = {m: g[f"ndcg_dDP_{m}_nmax"] for m in METRICS}
     assert g["best_dDP"] == " and ".join(ms.LABELS[m] for m in METRICS if values[m] >= max(values.values()) - 1e-12)
     for gap, metric in itertools.product(GAPS, METRICS):
-        assert g[f"ctl_null_lo_{gap}_{metric}"] <= g[f"ctl_null_mean_{gap}_{metric}"] <= g[f"ctl_null_hi_{gap}_{metric}"]
+        t = f"{gap}_{metric}"
+        assert g[f"ctl_null_lo_{t}"] <= g[f"ctl_null_mean_{t}"] <= g[f"ctl_null_hi_{t}"]
     # no essay panel: its numbers are NaN and the note says why
     assert g["essay_n_systems"] == 0 and g["essay_systems"] == "none yet" and math.isnan(g["essay_ndcg_dDP_rabbi"])
     assert g["essay_note"].startswith("only 0 system(s)") and findings.essay_view() is None

@@ -568,7 +568,8 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int, *, g
     1.0
     >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2), 4)  # (1 + 2/log2 3) / (2 + 1/log2 3)
     0.8597
-    >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2, gain="exponential"), 4)  # (1 + 3/log2 3) / (3 + 1/log2 3)
+    >>> # gains 2^rel - 1: (1 + 3/log2 3) / (3 + 1/log2 3)
+    >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2, gain="exponential"), 4)
     0.7967
     """
     if gain not in ("linear", "exponential"):

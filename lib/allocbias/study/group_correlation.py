@@ -28,11 +28,13 @@ from scipy import stats
 
 from .. import catalog, checks, data, runs, tables, validity
 from ..metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes
+from ..plotting import GROUP_ORDER, METRIC_SHORT, label_axes, metric_palette
 from ..systems import parse_system
 
 __all__ = [
+    "GAPS",
     "GroupCorrelationFindings",
+    "METRICS",
     "PAPER_PER_GROUP",
     "ci_overlap_share",
     "figure_correlations",
@@ -285,15 +287,16 @@ def figure_correlations(findings: GroupCorrelationFindings) -> plt.Figure:
 
 
 def figure_intervals(findings: GroupCorrelationFindings) -> plt.Figure:
-    """Per-group r with ΔDP and its confidence interval, one panel per metric (dashed: all groups pooled)."""
-    palette, others = group_palette(), findings.others
+    """Per-group r with ΔDP and its confidence interval, one panel per metric (dashed: all groups pooled). The
+    groups are named on the vertical axis, so each panel takes its metric's colour."""
+    palette, others = metric_palette(METRICS), findings.others
     fig, axes = plt.subplots(1, len(METRICS), figsize=(3.2 * len(METRICS), 3.8), sharey=True)
     for ax, metric in zip(axes, METRICS):
         t = findings.table
         part = t[(t["gap"] == "dDP") & (t["metric"] == metric)].set_index("group").loc[others]
         for y, (group, row) in enumerate(part.iterrows()):
             ax.errorbar(row["r"], y, xerr=[[row["r"] - row["ci_low"]], [row["ci_high"] - row["r"]]], fmt="o",
-                        color=palette[group], capsize=3)
+                        color=palette[metric], capsize=3)
         ax.axvline(0, color="black", lw=0.8)
         ax.axvline(findings.pooled.loc[("dDP", metric), "r"], color="grey", ls="--", lw=1)
         ax.set_xlim(-1.05, 1.05)

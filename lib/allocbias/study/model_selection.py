@@ -33,7 +33,9 @@ from ..plotting import METRIC_SHORT, label_axes, metric_palette, system_palette
 from ..systems import parse_system
 
 __all__ = [
+    "GAPS",
     "LABELS",
+    "METRICS",
     "ModelSelectionFindings",
     "averages_verdict",
     "best_metrics",
@@ -111,8 +113,8 @@ def essay_note(full: pd.Series | None, n_essay: int, bound: float = float("nan")
                 "ranking needs at least two")
     return (f"RABBI's full-ranking NDCG is {full[('dDP', 'rabbi')]:.3f} against ΔDP and "
             f"{full[('dEO', 'rabbi')]:.3f} against ΔEO here, the paper's bound is NDCG@10 ≥ {bound:.2f}; "
-            f"with {n_essay} systems a random order already scores {validity.expected_random_ndcg(n_essay, n_essay):.3f} "
-            f"on average")
+            f"with {n_essay} systems a random order already scores "
+            f"{validity.expected_random_ndcg(n_essay, n_essay):.3f} on average")
 
 
 def paper_counterpart(row: Any, *, full: pd.Series, dp_ranks: pd.DataFrame, jobs: Sequence[str], n_systems: int,
@@ -505,7 +507,8 @@ def figure_ranks_per_job(findings: ModelSelectionFindings, gap: str = "dDP") -> 
     p = findings.parameters
     systems, jobs, n_groups = p["systems"], p["jobs"], len(data.GROUPS)
     ranks = findings.dp_ranks if gap == "dDP" else findings.eo_ranks
-    title = (f"Fairness ranking of the systems per job, top {p['k']} of {n_groups} selected (first column: ideal, by ΔDP)"
+    title = (f"Fairness ranking of the systems per job, top {p['k']} of {n_groups} selected "
+             "(first column: ideal, by ΔDP)"
              if gap == "dDP" else f"Fairness ranking per job, top {p['k_eo']} of {n_groups} selected "
              "(first column: ideal, by ΔEO; metrics on qualified candidates)")
     cols = min(len(jobs), 2)
