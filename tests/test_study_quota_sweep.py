@@ -134,7 +134,8 @@ def test_findings_agree_with_their_tables(findings):
     assert list(findings.every_k["k"]) == list(range(1, 8))
     assert len(findings.controls_view) == len(KS) * len(METRICS) * len(GAPS)
     # the planted disadvantage: Female Black's mean gap is negative at the first quota in every system
-    first = findings.gaps_by_group[(findings.gaps_by_group["group"] == "Female Black") & (findings.gaps_by_group["k"] == 1)]
+    gaps = findings.gaps_by_group
+    first = gaps[(gaps["group"] == "Female Black") & (gaps["k"] == 1)]
     assert (first["dDP"] < 0).all()
 
 

@@ -48,7 +48,8 @@ def test_module_doctests():
 
 def test_skew_standard_errors_approach_the_large_sample_values():
     se1, se2 = skew_standard_errors(10_000)
-    assert se1 == pytest.approx(math.sqrt(6 / 10_000), rel=1e-3) and se2 == pytest.approx(math.sqrt(24 / 10_000), rel=1e-3)
+    assert se1 == pytest.approx(math.sqrt(6 / 10_000), rel=1e-3)
+    assert se2 == pytest.approx(math.sqrt(24 / 10_000), rel=1e-3)
     with pytest.raises(ValueError, match="n must be"):
         skew_standard_errors(3)
 
@@ -84,7 +85,8 @@ def test_pairwise_reasons_and_verdict():
     echo = pairwise_reasons({**quiet, "echo": 80.0}, "You are")
     assert echo.startswith("opens 80.0 % of its answers with 'You are'")
     assert pairwise_reasons({**quiet, "first_shown": float("nan")}, "x") == ""  # nothing named: no position verdict
-    both = pairwise_verdict({"a": "names nobody in 90.0 % of its answers", "b": "declares a tie in 60.0 % of its answers"})
+    both = pairwise_verdict({"a": "names nobody in 90.0 % of its answers",
+                             "b": "declares a tie in 60.0 % of its answers"})
     assert both.startswith("a names nobody in 90.0 % of its answers; b declares a tie")
     assert "For every system read here" in both
     mixed = pairwise_verdict({"a": "names nobody in 90.0 % of its answers", "b": ""})

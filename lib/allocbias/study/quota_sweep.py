@@ -310,8 +310,8 @@ def quota_sweep_findings(
 
     # exercises: every quota; the mirror symmetry of top-k selection; the linearity of g_k(u)
     every_k = validity.validity_table(tables.study_points(scores, list(range(1, n_groups)), rounds, seed),
-                                      ["rabbi", "avg_gap"], ["dDP"], by=["k"]).pivot(index="k", columns="metric",
-                                                                                    values="r").rename_axis(columns=None).reset_index()
+                                      ["rabbi", "avg_gap"], ["dDP"], by=["k"])
+    every_k = every_k.pivot(index="k", columns="metric", values="r").rename_axis(columns=None).reset_index()
     mirrored = tables.study_points(scores.assign(score=-scores["score"]), n_groups - k_first, rounds, seed)
     pair = points[points["k"] == k_first].merge(mirrored, on=["system", "job", "group"], suffixes=("", "_mirrored"))
     values["max_symmetry_error"] = float(max((pair["dDP"] + pair["dDP_mirrored"]).abs().max(),
@@ -335,15 +335,18 @@ def _pool_axis(findings: QuotaSweepFindings) -> str:
 
 
 def figure_gaps_by_quota(findings: QuotaSweepFindings) -> Figure:
-    """Each group's mean :math:`\\Delta DP` against White men per quota, one panel per system."""
+    """Each group's mean :math:`\\Delta DP` against White men per quota, one panel per system (a selection-rate
+    difference, no unit; dashed lines: women)."""
     p = findings.parameters
-    grid = sns.relplot(findings.gaps_by_group, x="k", y="dDP", hue="group", hue_order=p["others"],
-                       palette=group_palette(), col="system", col_order=p["systems"], col_wrap=3, kind="line",
-                       marker="o", height=2.9, aspect=1.15)
+    gaps = findings.gaps_by_group.assign(sex=findings.gaps_by_group["group"].str.split().str[0])
+    # a group's sex is its line style as well as its shade, so the two shades of one colour stay apart
+    grid = sns.relplot(gaps, x="k", y="dDP", hue="group", hue_order=p["others"], palette=group_palette(),
+                       style="sex", style_order=["Male", "Female"], col="system", col_order=p["systems"], col_wrap=3,
+                       kind="line", marker="o", height=2.9, aspect=1.15)
     for ax in grid.axes.flat:
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(p["quotas"])
-    grid.set_titles("{col_name}").set_axis_labels(_pool_axis(findings), "ΔDP vs White men (rate difference)")
+    grid.set_titles("{col_name}").set_axis_labels(_pool_axis(findings), "ΔDP vs White men")
     plt.setp(grid.legend.get_texts(), fontsize=LEGEND_SIZE)
     grid.figure.suptitle(f"How each group's selection-rate gap changes with the quota (mean over {len(p['jobs'])} "
                          f"jobs, {p['rounds']} rounds per job)", y=1.03)

@@ -163,8 +163,9 @@ def pairwise_reasons(row: Mapping[str, float], opening: str) -> str:
 
     ``row`` holds the percentages ``undetected``, ``tie``, ``first_shown`` and ``echo``.
 
-    >>> pairwise_reasons({"undetected": 80.0, "tie": 0.0, "first_shown": 90.0, "echo": 0.0}, "You are")
-    'names nobody in 80.0 % of its answers and names the candidate shown first in 90.0 % of the answers that name someone'
+    >>> print(pairwise_reasons({"undetected": 80.0, "tie": 0.0, "first_shown": 90.0, "echo": 0.0}, "You are"))
+    names nobody in 80.0 % of its answers and names the candidate shown first in 90.0 % of the answers that
+    name someone
     >>> pairwise_reasons({"undetected": 0.0, "tie": 0.0, "first_shown": 50.0, "echo": 0.0}, "You are")
     ''
     """
@@ -182,8 +183,9 @@ def pairwise_verdict(reasons: Mapping[str, str]) -> str:
 
     >>> pairwise_verdict({"a": "names nobody in 100.0 % of its answers"})[:60]
     'a names nobody in 100.0 % of its answers. For every system r'
-    >>> pairwise_verdict({"a": ""})
-    'The answers of a name candidates and do not mostly follow the position, so their pairwise points can be read, with the inconsistent share in mind.'
+    >>> print(pairwise_verdict({"a": ""}))
+    The answers of a name candidates and do not mostly follow the position, so their pairwise points can be
+    read, with the inconsistent share in mind.
     """
     bound = [s for s, why in reasons.items() if why]  # systems whose answers the format or the position decides
     return "; ".join(f"{s} {reasons[s]}" for s in bound) + (". " if bound else "") + (
@@ -521,7 +523,7 @@ def figure_shapes(findings: ScoreShapeFindings) -> Figure:
 def figure_skew_by_group(findings: ScoreShapeFindings) -> Figure:
     """The cells' skewness by group (one point per system and job)."""
     order = list(GROUP_ORDER)
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(8, 5))
     sns.stripplot(findings.defined, x="skewness", y="group", hue="group", order=order, hue_order=order,
                   palette=group_palette(), size=5, jitter=0.2, alpha=0.8, legend=False, ax=ax)
     ax.axvline(0, color="grey", lw=0.8)
@@ -533,7 +535,7 @@ def figure_skew_by_group(findings: ScoreShapeFindings) -> Figure:
 def figure_label_mass(findings: ScoreShapeFindings) -> Figure:
     """The empirical distribution of the label mass per system."""
     systems = findings.parameters["systems"]
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(8, 5))
     sns.ecdfplot(findings.scores, x="label_mass", hue="system", hue_order=systems, palette=system_palette(systems),
                  ax=ax)
     label_axes(ax, title="How much next-token probability lands on Yes or No, per system",
