@@ -72,6 +72,10 @@ def test_table_view_shows_counts_as_integers_and_wraps_text():
     assert "white-space: normal" in html and "row_heading" not in html
     with pytest.raises(ValueError, match="wrap"):
         table_view(frame, wrap=["missing"])
+    html = table_view(frame, precision=2, digits={"rate": 4}).to_html()
+    assert ">0.3333<" in html and ">2.50<" in html
+    with pytest.raises(ValueError, match="digits"):
+        table_view(frame, digits={"missing": 1})
 
 
 def test_per_audit_bounds_by_hand():

@@ -18,7 +18,7 @@ It returns a :class:`LL144AuditsFindings`; the ``figure_*`` functions draw it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,18 +110,24 @@ def _integral(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table_view(frame: pd.DataFrame, *, precision: int = 3, wrap: Sequence[str] = (), uuid: str | None = None) -> Any:
+def table_view(frame: pd.DataFrame, *, precision: int = 3, digits: Mapping[str, int] | None = None,
+               wrap: Sequence[str] = (), uuid: str | None = None) -> Any:
     """A table as the chapter shows it: no index, whole-number counts as integers, other numbers to ``precision``
-    digits, and the text columns in ``wrap`` wrapped within the page's column (at most 22 characters wide).
+    digits (``digits``: another number of digits for the columns it names), and the text columns in ``wrap``
+    wrapped within the page's column (at most 22 characters wide).
 
     >>> html = table_view(pd.DataFrame({"n": [529810.0], "note": ["a long note"]}), wrap=["note"], uuid="t").to_html()
     >>> ">529810<" in html and "white-space: normal" in html
     True
     """
-    missing = [c for c in wrap if c not in frame.columns]
-    if missing:
-        raise ValueError(f"wrap names columns {missing} that the table does not have")
+    digits = dict(digits or {})
+    for what, names in (("wrap", list(wrap)), ("digits", list(digits))):
+        missing = [c for c in names if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{what} names columns {missing} that the table does not have")
     style = _integral(frame).style.format(precision=precision, na_rep="").hide(axis="index")
+    for col, d in digits.items():
+        style = style.format(subset=[col], precision=d, na_rep="")
     if wrap:
         style = style.set_properties(subset=list(wrap), **{"white-space": "normal", "min-width": "12em",
                                                             "max-width": "22em"})
