@@ -1,0 +1,159 @@
+"""allocbias.study.ll144_audits: the published-audits chapter's findings on a small subset and synthetic data.
+
+The helpers are checked on hand-made frames; the findings function runs end to end on six published audits
+(three of them scoring-tool sex tables), with few simulated applicants and a synthetic study system of 48
+candidates, so it needs no model and runs in seconds."""
+
+from __future__ import annotations
+
+import doctest
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from allocbias import ll144  # noqa: E402
+from allocbias.study import ll144_audits  # noqa: E402
+from allocbias.study.ll144_audits import (  # noqa: E402
+    audit_label, figure_bounds, figure_impact_ratios, figure_simulation, interval_text, ll144_audits_findings,
+    per_audit_bounds, read_audits, table_view)
+
+SMALL = dict(sim_n=300, grid_points=51, study_rounds=50, sim_spreads=[0.5, 2.0])
+
+
+def study_like(seed: int = 0) -> pd.DataFrame:
+    """Two jobs x eight sex-race groups x three candidates; men score one point higher on average."""
+    rng = np.random.default_rng(seed)
+    rows = [dict(job=job, group=f"{sex} {race}", sex=sex, race=race, score=float(rng.normal(5 + (sex == "Male"), 1)))
+            for job in ("j1", "j2") for sex in ("Female", "Male") for race in ("White", "Black", "Asian", "Hispanic")
+            for _ in range(3)]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def subset():
+    audits = read_audits()
+    scoring = audits[(audits["selection_or_scoring_rate"] == "Scoring")
+                     & (audits["protected_char_group"] == "sex")]["audit_id"].unique()[:3]
+    keep = list(audits["audit_id"].drop_duplicates()[:6]) + list(scoring)
+    return audits[audits["audit_id"].isin(keep)]
+
+
+@pytest.fixture(scope="module")
+def findings(subset):
+    return ll144_audits_findings(**SMALL, audits=subset, study=study_like())
+
+
+def test_module_doctests():
+    result = doctest.testmod(ll144_audits, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5 and result.failed == 0
+
+
+def test_helpers():
+    assert interval_text(0.5, 1.0, digits=2) == "0.50–1.00"
+    assert interval_text(None, 1.0) == ""
+    rows = pd.DataFrame({"deploying_entity": ["X", "Y"], "tool_id": ["t", "u"], "year_of_audit_result": [2024, 2023]})
+    assert audit_label(rows) == "X, t, 2024"
+
+
+def test_table_view_shows_counts_as_integers_and_wraps_text():
+    frame = pd.DataFrame({"group": ["F", "M"], "applicants": [529810.0, 10.0], "selected": [2.5, 1.0],
+                          "rate": [1 / 3, 0.1], "note": ["a rather long note that should wrap", ""]})
+    html = table_view(frame, wrap=["note"]).to_html()
+    assert ">529810<" in html and "529810.0" not in html  # whole-number counts as integers
+    assert ">2.500<" in html  # a shared seat keeps its fraction
+    assert ">0.333<" in html
+    assert "white-space: normal" in html and "row_heading" not in html
+    with pytest.raises(ValueError, match="wrap"):
+        table_view(frame, wrap=["missing"])
+    html = table_view(frame, precision=2, digits={"rate": 4}).to_html()
+    assert ">0.3333<" in html and ">2.50<" in html
+    with pytest.raises(ValueError, match="digits"):
+        table_view(frame, digits={"missing": 1})
+
+
+def test_per_audit_bounds_by_hand():
+    bounds = pd.DataFrame({
+        "audit_id": ["a", "a", "a", "b", "b"], "unknown": [False, False, True, False, False],
+        "excluded": False, "impact_ratio": [1.0, 0.7, np.nan, 1.0, 0.9], "four_fifths": [False, True, False, False, False],
+        "impact_ratio_lower": [0.9, 0.5, np.nan, np.nan, np.nan], "impact_ratio_lower_prop": [0.95, 0.6, np.nan, np.nan, np.nan],
+        "four_fifths_possible": [False, True, False, False, False]})
+    per = per_audit_bounds(bounds, 0.8)
+    assert per.loc["a"].to_dict() == {"passes": False, "has_bounds": True, "could_fail": True, "could_fail_prop": True,
+                                      "min_ir": 0.7, "min_lower": 0.5, "min_lower_prop": 0.6}
+    assert bool(per.loc["b", "passes"]) and not bool(per.loc["b", "has_bounds"])
+    with pytest.raises(ValueError, match="bounds"):
+        per_audit_bounds(bounds.drop(columns="four_fifths"), 0.8)
+
+
+def test_glue_values_have_the_chapter_keys_and_plain_types(findings, subset):
+    g = findings.glue_values()
+    for key in ["audits_n", "reports_n", "rows_n", "compared_n", "audits_recomputed_ir_disagree_n", "reason_rounded_n",
+                "reason_unexplained_n", "unexplained_dci_share", "audits_any_ir_below_0_8_share",
+                "results_ir_below_0_8_share", "audits_any_ir_above_1_share", "audits_missing_demographics_share",
+                "headlines_max_diff", "sex_tables_below_n", "bounds_pass_n", "bounds_could_fail_n", "sim_tables_n",
+                "sim_pfair_min", "sim_example", "sim_spreads_text", "study_system", "study_min_group", "study_parity",
+                "demo_audit", "demo_min_ir", "paper_audits", "top_auditor"]:
+        assert key in g, key
+    assert len(g) == 87
+    for key, value in g.items():
+        assert type(value) in (int, float, str), (key, type(value))
+    assert g["audits_n"] == subset["audit_id"].nunique() == 6 and g["rows_n"] == len(subset)
+    assert g["sim_spreads_text"] == "0.5, 2" and g["study_parity"] == 0.25 and g["study_rounds"] == 50
+
+
+def test_findings_agree_with_ll144_directly(findings, subset):
+    g = findings.glue_values()
+    compared = ll144.compare_reported(subset, group=list(ll144.AUDIT_GROUPS), **ll144_audits.COUNTS,
+                                      reported_rate="result", reported_ratio="impact_ratio",
+                                      by=list(ll144.AUDIT_TABLE), exclude_below=0.02, tol=0.01)
+    assert g["audits_recomputed_ir_disagree_n"] == int(compared.loc[compared["impact_ratio"].notna()
+                                                                     & compared["reported_impact_ratio"].notna(),
+                                                                     "disagrees"].sum())
+    reasons = ["reason_counts_n", "reason_rounded_n", "reason_comparator_n", "reason_unexplained_n"]
+    assert sum(g[r] for r in reasons) == g["audits_recomputed_ir_disagree_n"]
+    assert findings.by_auditor.drop(columns="auditor").to_numpy().sum() == g["audits_recomputed_ir_disagree_n"]
+    assert g["sim_cut_error"] < 0.05  # the simulated samples reproduce their tables at the cut (300 applicants)
+    assert 0 <= g["sim_pfair_min"] <= g["sim_pfair_max"] <= 1
+    assert g["bounds_could_fail_prop_n"] <= g["bounds_could_fail_n"] <= g["bounds_pass_n"] <= g["bounds_audits_n"]
+
+
+def test_tables_are_narrow_and_readable(findings):
+    assert list(findings.demo.columns) == ["group", "applicants", "rate", "impact ratio", "95% interval",
+                                           "bounds for the unknown", "note"]
+    assert (findings.demo["applicants"] % 1 == 0).all()
+    assert findings.demo["note"].map(type).eq(str).all()
+    assert "auditor" in findings.by_auditor.columns and "tool" in findings.kinds.columns
+    assert list(findings.versus.columns) == ["quantity", "numerator", "denominator", "ours", "paper", "source"]
+    assert findings.sim_table.columns[0] == "audit_id" and findings.sim_table.columns[-1] == "published IR"
+    assert len(findings.sim_table.columns) == 2 + 2 * len(SMALL["sim_spreads"])
+    assert set(findings.study["category"]) == {"sex", "race", "sex × race"}
+
+
+def test_figures_return_titled_axes(findings):
+    for draw in (figure_impact_ratios, figure_bounds, figure_simulation):
+        fig = draw(findings)
+        assert isinstance(fig, Figure)
+        ax = fig.axes[0]
+        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("bound", 0), ("tol", -0.1), ("exclude_below", 1.5), ("sim_n", 0), ("sim_spreads", []), ("grid_points", 1),
+    ("seed", -1), ("study_k", 9), ("study_rounds", 0),
+])
+def test_bad_parameters_raise_naming_them(name, value, subset):
+    with pytest.raises(ValueError, match=name):
+        ll144_audits_findings(**{**SMALL, name: value}, audits=subset, study=study_like())
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(ValueError, match="audits"):
+        ll144_audits_findings(**SMALL, audits=pd.DataFrame({"audit_id": [1]}), study=study_like())
