@@ -135,8 +135,8 @@ def order_sentence(top: Mapping[str, str], paper_top: Mapping[str, str]) -> str:
 
     >>> order_sentence({"dDP": "rabbi", "dEO": "rabbi"}, {"dDP": "rabbi", "dEO": "rabbi"})[:15]
     'As in the paper'
-    >>> order_sentence({"dDP": "avg_gap", "dEO": "rabbi"}, {"dDP": "rabbi", "dEO": "rabbi"})[-40:]
-    "here the highest are δ's (ΔDP) and RABBI's (ΔEO)."
+    >>> order_sentence({"dDP": "jsd", "dEO": "rabbi"}, {"dDP": "rabbi", "dEO": "rabbi"}).split("; ")[1]
+    "here the highest are JSD's (ΔDP) and RABBI's (ΔEO)."
     """
     if dict(top) == dict(paper_top):
         return ("As in the paper, RABBI has the highest correlation with both gaps over the pooled points "
