@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -194,8 +195,8 @@ def pairwise_entry(stats_row: Mapping[str, float]) -> str:
 
     >>> pairwise_entry({"regular": 0.0, "tie": 0.0, "inconsistent": 0.0})
     'no: names nobody'
-    >>> pairwise_entry({"regular": 20.0, "tie": 0.0, "inconsistent": 60.0}), pairwise_entry({"regular": 20.0, "tie": 0.0, "inconsistent": 5.0})
-    ('no: > 55 % inconsistent', 'yes')
+    >>> [pairwise_entry({"regular": 20.0, "tie": 0.0, "inconsistent": share}) for share in (60.0, 5.0)]
+    ['no: > 55 % inconsistent', 'yes']
     """
     if not stats_row["regular"] + stats_row["tie"] > 0:
         return "no: names nobody"
@@ -251,15 +252,13 @@ def bootstrap_correlations(points: pd.DataFrame, cluster: str = "system") -> pd.
     return pd.concat([dec[["measure", "gap", "r_pooled", "r_cluster_median"]], diff], ignore_index=True)
 
 
-class _NameReplicate:  # one resample of names: new metrics, new selection simulation
-    def __init__(self, k: int, rounds: int, seed: int) -> None:
-        self.k, self.rounds, self.seed = k, rounds, seed
-
-    def __call__(self, sample: pd.DataFrame) -> pd.DataFrame:
-        return bootstrap_correlations(tables.study_points(sample, self.k, self.rounds, self.seed))
+def _name_replicate(sample: pd.DataFrame, *, k: int, rounds: int, seed: int) -> pd.DataFrame:
+    """One resample of names: new metrics, a new selection simulation, the correlations."""
+    return bootstrap_correlations(tables.study_points(sample, k, rounds, seed))
 
 
-def _system_replicate(sample: pd.DataFrame) -> pd.DataFrame:  # each drawn copy of a system is its own cluster
+def _system_replicate(sample: pd.DataFrame) -> pd.DataFrame:
+    """One resample of systems: each drawn copy of a system is its own cluster."""
     copy = np.cumsum(sample["system"].ne(sample["system"].shift()).to_numpy())
     return bootstrap_correlations(sample.assign(system_copy=copy), cluster="system_copy")
 
@@ -549,8 +548,8 @@ def predictive_validity_findings(
     g["attenuation"] = float(np.sqrt(1 - noise_share))
 
     estimate = bootstrap_correlations(points)
-    name_reps = intervals.cluster_bootstrap(scores, _NameReplicate(k, rounds, seed), n_name_boot, seed,
-                                            strata=("job", "group"), cluster="full_name")
+    name_reps = intervals.cluster_bootstrap(scores, partial(_name_replicate, k=k, rounds=rounds, seed=seed),
+                                            n_name_boot, seed, strata=("job", "group"), cluster="full_name")
     system_reps = intervals.cluster_bootstrap(points, _system_replicate, n_system_boot, seed, strata=(), cluster="system")
     boot = pd.concat([intervals.percentile_intervals(estimate, reps, ["measure", "gap"], ["r_pooled", "r_cluster_median"])
                       .assign(resampled=who) for who, reps in (("names", name_reps), ("systems", system_reps))],
@@ -748,7 +747,8 @@ def _code_pairwise_points(pw_points: pd.DataFrame, answers: pd.DataFrame, pools:
         net = metrics.pairwise_gap_table(part, members["group"], reference, by=["system", "job"], variant="authors")
         return net.rename(columns={"net_win_share": column})[["system", "job", "group", column]]
 
-    both_q = (members.loc[answers["cand_a"], "qualified"].to_numpy() & members.loc[answers["cand_b"], "qualified"].to_numpy())
+    both_q = (members.loc[answers["cand_a"], "qualified"].to_numpy()
+              & members.loc[answers["cand_b"], "qualified"].to_numpy())
     return (pw_points.drop(columns=["avg_gap", "avg_gap_qualified"])
             .merge(code_delta(answers, "avg_gap"), on=["system", "job", "group"], how="left")
             .merge(code_delta(answers[both_q], "avg_gap_qualified"), on=["system", "job", "group"], how="left"))
