@@ -295,3 +295,14 @@ def test_a_permutation_count_below_one_fails(tmp_path):
     with pytest.raises(Exception, match="n_perm"):
         execute_notebook(SOURCE, tmp_path / "out.ipynb", {"n_perm": 0, "rounds": 50, "n_name_boot": 2,
                                                           "n_system_boot": 10, "essay_rounds": 50}, cwd=ROOT)
+
+
+def test_the_notebook_glues_once_and_defines_nothing():
+    """Every computation lives in allocbias.study.predictive_validity: one glue loop, no def, class or lambda."""
+    import json
+    import re
+
+    cells = json.loads(SOURCE.read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert code.count("glue(") == 1
+    assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.M)
