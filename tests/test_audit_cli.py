@@ -367,15 +367,15 @@ def test_score_names_a_bad_system_in_one_line(capsys):
 ])
 def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, monkeypatch, capsys):
     """scripts/score_study.py is `allocbias score` under another name; provenance records what was typed."""
-    from allocbias import runs
+    from allocbias import tasks
 
     seen = {}
 
-    def fake(system, cands, *, command, **kw):
+    def fake(task, cands, *, command, **kw):
         seen["command"] = command
         return cands
 
-    monkeypatch.setattr(runs, "score_resume_pointwise", fake)
+    monkeypatch.setattr(tasks, "score", fake)
     argv = ["resume_pointwise", "--systems", "smollm2-fp32-paper", "--jobs", "retail"]
     assert cli.main(argv if prog else ["score", *argv], prog=prog) == 0
     assert seen["command"] == expected

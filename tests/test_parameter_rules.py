@@ -78,7 +78,7 @@ def test_profile_typo_in_a_later_chapter_stops_before_any_kernel(monkeypatch, tm
     monkeypatch.setattr(book, "load_profile", lambda name, root=None: {"14_ll144_audits": {"sim_nn": 10}})
     monkeypatch.setattr(book, "execute_notebook", lambda nb, *a, **k: calls.append(nb.stem))
     with pytest.raises(ValueError, match=r"profiles/typo.yaml is invalid:\n  14_ll144_audits.ipynb has no parameter 'sim_nn'"):
-        book._execute_all("typo", None, tmp_path)
+        book.execute_all("typo", None, tmp_path)
     assert calls == []
 
 

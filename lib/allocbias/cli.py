@@ -14,6 +14,7 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["build_parser", "main"]
 
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import items
     from .audit import DEFAULT_TIMEOUT_S, PARTS
     from .systems import PRECISIONS, WORDINGS
+    from .tasks import TASKS
 
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
@@ -115,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="produce or extend the study's committed score tables (data/scores)",
                            description="Produce or extend the study's score tables; resumable.")
-    score.add_argument("task", choices=items.TASKS)
+    score.add_argument("task", choices=list(TASKS))
     score.add_argument("--systems", nargs="+", required=True, help="system ids, e.g. smollm2-fp32-paper")
     score.add_argument("--jobs", nargs="+", default=list(D.JOBS), choices=D.JOBS)
     score.add_argument("--names-per-group", type=_positive, default=10)
@@ -222,20 +224,66 @@ def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _delegated(argv: list[str]) -> int | None:
-    """``allocbias book ARGS`` and ``allocbias store ARGS`` run the same mains as ``python -m allocbias.book ARGS``
-    and ``python -m allocbias.store ARGS`` (a leading ``--traceback`` goes to the store's own option); ``None``
-    for the other subcommands."""
+    """``allocbias book ARGS`` and ``allocbias store ARGS`` (also run by ``python -m allocbias.book`` and
+    ``python -m allocbias.store``); ``None`` for the other subcommands. A leading ``--traceback`` goes to the
+    store's own option."""
     traceback = argv[:1] == ["--traceback"]
     rest = argv[1:] if traceback else argv
     if not rest or rest[0] not in ("book", "store"):
         return None
     if rest[0] == "book":
-        from .book import main as book_main
+        return _book(rest[1:])
+    return _store([*rest[1:], *(["--traceback"] if traceback else [])])
 
-        return book_main(rest[1:])
-    from .store import main as store_main
 
-    return store_main([*rest[1:], *(["--traceback"] if traceback else [])])
+def _book(argv: list[str]) -> int:
+    """``allocbias book execute [--profile P] [--only STEM ...] [--out DIR] [--force]`` and
+    ``allocbias book check-html DIR`` (:func:`allocbias.book.execute_all`, :func:`allocbias.book.check_html`)."""
+    from . import book
+
+    parser = argparse.ArgumentParser(prog="allocbias book", description=book.__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("execute", help="execute the notebooks of _toc.yml with a profile",
+                        description="Execute the notebooks of the checkout this command runs in ($ALLOCBIAS_ROOT "
+                                    "if set) with a profile; chapters whose executed copy is current are skipped.")
+    ex.add_argument("--profile", default="default")
+    ex.add_argument("--only", nargs="*", help="notebook stems to execute (default: all in _toc.yml)")
+    ex.add_argument("--out", default="build/notebooks", type=Path,
+                    help="folder of the executed copies (relative to the checkout; default build/notebooks)")
+    ex.add_argument("--force", action="store_true", help="re-execute chapters whose executed copy is current")
+    chk = sub.add_parser("check-html", help="check that every _toc.yml page exists in the built HTML")
+    chk.add_argument("html_dir", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "execute":
+            return book.execute_all(args.profile, args.only, args.out, force=args.force)
+        return book.check_html(args.html_dir)
+    except (ValueError, FileNotFoundError) as exc:
+        # not a checkout, an invalid profile or --only, a malformed YAML, a notebook _toc.yml lists but lacks:
+        # raised before the first kernel starts
+        done = "nothing executed: " if args.command == "execute" else ""
+        print(f"[allocbias.book] {done}{exc}", file=sys.stderr)
+        return 2
+
+
+def _store(argv: list[str]) -> int:
+    """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)."""
+    from .store import check_tables
+
+    parser = argparse.ArgumentParser(
+        prog="allocbias store", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="check ROOT: read every score table under ROOT with all the reader's checks; record-digests "
+                    "ROOT: the same, and record the content digest of tables written before digests existed "
+                    "(scores.csv is never touched).\n\nEvery table is checked, a bad one does not stop the others: "
+                    "each is named with its reason on one line, and the exit status is 1 when any table is bad (0 "
+                    "when all are good, 2 for a bad command line).")
+    parser.add_argument("command", choices=["record-digests", "check"])
+    parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
+    parser.add_argument("--traceback", action="store_true", help="show the Python traceback of each failure")
+    args = parser.parse_args(argv)
+    if not args.root.is_dir():
+        parser.error(f"scores root {args.root} is not a folder")
+    return check_tables(args.root, record_digests=args.command == "record-digests", show_traceback=args.traceback)
 
 
 def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
@@ -263,41 +311,41 @@ def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentParser) -> int:
-    from . import data as D
-    from . import items, runs
+    from . import runs, tasks
     from .systems import parse_system
 
+    task = tasks.task(args.task)
+    if task.name == "resume_pairwise" and args.groups and len(set(args.groups)) < 2:
+        parser.error("--groups needs at least two distinct groups (a pair)")
     systems = [parse_system(s) for s in args.systems]
-    kw = {"batch_size": args.batch_size} if args.batch_size else {}
     for system in systems:
         start = time.perf_counter()
-        print(f"== {args.task} / {system.id}", flush=True)
-        ebs = args.engine_batch_size or {"hiring_bloomberg": 2, "ellipse_pointwise": 1}.get(args.task, 8)
-        engine = runs.LazyEngine(system, batch_size=ebs, device=args.device)
-        if args.task in ("resume_pointwise", "resume_pairwise"):
-            cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
-        if args.task == "resume_pointwise":
-            table = runs.score_resume_pointwise(system, cands, root=args.root, command=command, engine=engine, **kw)
-        elif args.task == "resume_pairwise":
-            if args.groups:
-                if len(set(args.groups)) < 2:
-                    parser.error("--groups needs at least two distinct groups (a pair)")
-                cands = cands[cands["group"].isin(args.groups)]
-            pools = items.pairwise_pools(cands, args.rounds, args.seed)
-            table = runs.score_resume_pairwise(system, pools, root=args.root, command=command, engine=engine, **kw)
-        elif args.task == "essay_pointwise":
-            essays = D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
-            table = runs.score_essays_pointwise(system, essays, root=args.root, command=command, engine=engine,
-                                                 progress=True, **kw)
-        elif args.task == "ellipse_pointwise":
-            essays = D.load_ellipse(args.essay_sample, seed=args.seed)
-            table = runs.score_ellipse_pointwise(system, essays, root=args.root, command=command, engine=engine,
-                                                  progress=True, **kw)
-        else:
-            attempts = items.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
-            table = runs.score_hiring_bloomberg(system, attempts, root=args.root, command=command, engine=engine, **kw)
+        print(f"== {task.name} / {system.id}", flush=True)
+        engine = runs.LazyEngine(system, batch_size=args.engine_batch_size or task.engine_batch_size,
+                                 device=args.device)
+        table = tasks.score(task, _score_inputs(task.name, args), system=system, engine=engine, root=args.root,
+                            batch_size=args.batch_size or None, command=command, progress=True)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
+
+
+def _score_inputs(task: str, args: argparse.Namespace):
+    """The input table of ``task`` that ``allocbias score`` scores, from its options."""
+    from . import data as D
+    from . import items
+
+    if task in ("resume_pointwise", "resume_pairwise"):
+        cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
+        if task == "resume_pointwise":
+            return cands
+        if args.groups:
+            cands = cands[cands["group"].isin(args.groups)]
+        return items.pairwise_pools(cands, args.rounds, args.seed)
+    if task == "essay_pointwise":
+        return D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
+    if task == "ellipse_pointwise":
+        return D.load_ellipse(args.essay_sample, seed=args.seed)
+    return items.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:

@@ -10,7 +10,8 @@
     one prompt per essay, graded 1 to 5.
 
 The items join candidates (:mod:`allocbias.data`) and prompt templates (:mod:`allocbias.prompts`); they hold no
-scores. Where the scores of an item are kept is :mod:`allocbias.catalog`; scoring them is :mod:`allocbias.runs`.
+scores. Each task is declared once in :mod:`allocbias.tasks`; where the scores of an item are kept is
+:mod:`allocbias.catalog`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from .prompts import essay_pointwise_messages, essay_pointwise_titled_messages, 
 from .prompts import prompt_hash, resume_pairwise_messages, resume_pointwise_messages
 
 __all__ = [
-    "TASKS",
     "candidate_id",
     "ellipse_pointwise_items",
     "essay_pointwise_items",
@@ -38,12 +38,6 @@ __all__ = [
     "resume_pairwise_items",
     "resume_pointwise_items",
 ]
-
-#: Scoring tasks and the store ``kind`` of their tables.
-TASKS: tuple[str, ...] = (
-    "resume_pointwise", "resume_pairwise", "hiring_bloomberg", "essay_pointwise", "ellipse_pointwise"
-)
-
 
 def candidate_id(job: str, resume_id: str, full_name: str) -> str:
     """A candidate's stable id, ``job/resume_id/full name``.

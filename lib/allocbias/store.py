@@ -950,33 +950,19 @@ def _store_of(path: Path) -> ScoreStore:
     return store
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m allocbias.store check ROOT``: read every table under ROOT (all checks of
-    :meth:`ScoreStore.read`); ``record-digests ROOT``: the same, and record the content digest of the tables written
-    before digests existed (``scores.csv`` is never touched).
-
-    Every table is checked, a bad one does not stop the others: each is named with its reason on one line, and
-    the exit status is 1 when any table is bad (0 when all are good, 2 for a bad command line). ``--traceback``
-    adds each failure's Python traceback (for bug reports).
-    """
-    import argparse
+def check_tables(root: Path, *, record_digests: bool = False, show_traceback: bool = False) -> int:
+    """Read every table under ``root`` (all checks of :meth:`ScoreStore.read`) and print one line per table;
+    with ``record_digests`` also record the content digest of tables written before digests existed
+    (``scores.csv`` is never touched). A bad table does not stop the others: each is named with its reason, and
+    the return value is 1 when any table is bad, else 0 (``allocbias store check ROOT``)."""
     import traceback
 
-    parser = argparse.ArgumentParser(prog="python -m allocbias.store", description=main.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["record-digests", "check"])
-    parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
-    parser.add_argument("--traceback", action="store_true", help="show the Python traceback of each failure")
-    args = parser.parse_args(argv)
-    if not args.root.is_dir():
-        parser.error(f"scores root {args.root} is not a folder")
-    tables = sorted({p.parent for pattern in (f"*/{SCORES_FILE}", f"*/{PROVENANCE_FILE}")
-                     for p in args.root.glob(pattern)})
+    tables = sorted({p.parent for pattern in (f"*/{SCORES_FILE}", f"*/{PROVENANCE_FILE}") for p in root.glob(pattern)})
     bad = []
     for path in tables:
         try:
             store = _store_of(path)
-            if args.command == "record-digests" and store.record_digest():
+            if record_digests and store.record_digest():
                 print(f"recorded  {path.name}: {store.provenance['content_bytes']} bytes, {len(store)} rows")
             else:
                 print(f"ok        {path.name}: {len(store.read())} rows")
@@ -985,15 +971,11 @@ def main(argv: list[str] | None = None) -> int:
             if not isinstance(exc, (TableCheckError, ValueError, OSError)):
                 reason = f"{type(exc).__name__}: {reason}"
             print(f"BAD       {path.name}: {reason}", flush=True)
-            if args.traceback:
+            if show_traceback:
                 traceback.print_exc()
             bad.append(path.name)
-    print(f"{len(tables)} table(s) under {args.root}: {len(tables) - len(bad)} good, {len(bad)} bad")
+    print(f"{len(tables)} table(s) under {root}: {len(tables) - len(bad)} good, {len(bad)} bad")
     if bad:
         print(f"bad table(s): {', '.join(bad)}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -233,7 +233,7 @@ def pairwise_study_points(
     (:func:`allocbias.metrics.pairwise_gap_table`); ``_qualified`` versions use qualified candidates (and
     pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
 
-    ``answers`` is :func:`allocbias.runs.pairwise_table` output (or :func:`allocbias.runs.score_resume_pairwise` with
+    ``answers`` is :func:`allocbias.runs.pairwise_table` output (or :func:`allocbias.tasks.score` of ``resume_pairwise`` with
     the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_pools` output, which names each pool's candidates and their
     ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
 

