@@ -18,7 +18,7 @@ no model is loaded) into a grader table (:func:`allocbias.essays.grader_table`: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,8 +155,6 @@ def real_essays_findings(
     seed: int = 0,
     scores: pd.DataFrame | None = None,
     sample: pd.DataFrame | None = None,
-    groupings: Mapping[str, Sequence[str]] = data.ELLIPSE_GROUPINGS,
-    references: Mapping[str, str] = data.ELLIPSE_REFERENCE_GROUPS,
 ) -> RealEssayFindings:
     """The findings of the real-essays chapter (the chapter's parameters, same names and meaning).
 
@@ -177,19 +175,18 @@ def real_essays_findings(
     scores, sample
         The stored grades (as :func:`allocbias.catalog.ellipse_scores` returns them) and the essay sample, for
         tests on small synthetic data; default None reads the committed ones.
-    groupings, references
-        The groups of each grouping and its reference group (default: the study's).
     """
+    pool_size = checks.count(pool_size, "pool_size", 2)
     ks = checks.quotas(ks, name="ks", pool=pool_size)
     if k_main not in ks:
         raise ValueError(f"k_main={k_main} must be one of ks={ks}")
-    pool_size = checks.count(pool_size, "pool_size", 2)
     rounds = checks.count(rounds, "rounds")
     n_boot = checks.count(n_boot, "n_boot")
     min_prompt_essays = checks.count(min_prompt_essays, "min_prompt_essays")
     max_essays = checks.count(max_essays, "max_essays", 0)
     seed = checks.seed(seed)
     systems = list(systems)
+    groupings, references = data.ELLIPSE_GROUPINGS, data.ELLIPSE_REFERENCE_GROUPS
     if sample is None:
         sample = data.load_ellipse("study")
     if scores is None:
@@ -317,10 +314,15 @@ def figure_agreement(findings: RealEssayFindings) -> plt.Figure:
                   dodge=0.4, linestyle="none", markersize=4, ax=axes[0])
     label_axes(axes[0], title="Expected grade by human score", x="human Overall (1-5)",
                y="expected grade (1-5), mean")
-    axes[0].legend(fontsize=9, title=None)
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[0].get_legend().remove()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, frameon=False)
     if len(findings.per_prompt):
-        sns.boxplot(findings.per_prompt, x="system", y="spearman", hue="system", palette=palette, ax=axes[1],
-                    legend=False)
+        shown = [s for s in findings.parameters["systems"] if s in set(findings.per_prompt["system"])]
+        boxes = axes[1].boxplot([findings.per_prompt.loc[findings.per_prompt["system"] == s, "spearman"]
+                                 for s in shown], tick_labels=shown, patch_artist=True)
+        for box, system in zip(boxes["boxes"], shown):
+            box.set_facecolor(palette[system])
         axes[1].axhline(0, color="0.4", lw=0.8)
         axes[1].tick_params(axis="x", labelrotation=60, labelsize=9)
     label_axes(axes[1], title="Per prompt", x="", y="Spearman ρ with Overall")
@@ -344,8 +346,9 @@ def figure_gaps(findings: RealEssayFindings) -> plt.Figure:
         for gr in graders:
             d = part[part["grader"] == gr]
             ys = [order.index(label) + offsets[gr] for label in d["label"]]
-            ax.errorbar(d["estimate"], ys, xerr=[d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]],
-                        fmt="o", ms=4, color=colors[gr], label=gr)
+            # a percentile interval need not contain the estimate (few replicates): such a side is drawn as 0
+            xerr = np.clip([d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]], 0, None)
+            ax.errorbar(d["estimate"], ys, xerr=xerr, fmt="o", ms=4, color=colors[gr], label=gr)
         ax.set_yticks(range(len(order)), order, fontsize=9)
         ax.axvline(0, color="0.5", lw=0.8)
         label_axes(ax, title=f"{metric} at k = {k_main}", x="", y="group (grouping)" if ax is axes.flat[0] else "")
