@@ -57,7 +57,8 @@ def test_module_doctests():
 
 def test_phrases():
     assert no_negative_zero(-0.004) == "0.00" and no_negative_zero(0.126) == "0.13"
-    assert status_phrase(["a"], pd.Series([4]), 4, 4) == "Here 1 systems (a) have graded every essay of the study sample."
+    complete = status_phrase(["a"], pd.Series([4]), 4, 4)
+    assert complete == "Here 1 systems (a) have graded every essay of the study sample."
     partial = status_phrase(["a", "b"], pd.Series([3, 4]), 5, 3)
     assert "between 3 and 4 of the 5 essays" in partial and "uses the 3" in partial
     table = pd.DataFrame({"system": ["a", "b"], "spearman": [0.5, -0.25], "qwk": [0.1, 0.0]})

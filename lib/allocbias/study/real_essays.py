@@ -1,7 +1,8 @@
 r"""Grading real essays: the findings of the chapter that audits the study's systems on the ELLIPSE corpus.
 
-The chapter reads the stored grades of the study's systems on the ELLIPSE sample (:func:`allocbias.catalog.ellipse_scores`,
-no model is loaded) into a grader table (:func:`allocbias.essays.grader_table`: one row per essay, the human score
+The chapter reads the stored grades of the study's systems on the ELLIPSE sample
+(:func:`allocbias.catalog.ellipse_scores`, no model is loaded) into a grader table
+(:func:`allocbias.essays.grader_table`: one row per essay, the human score
 ``human`` and one column per system), and computes
 
 * the groups (race/ethnicity, gender, economic status), their mean human score and qualified share;
