@@ -321,7 +321,8 @@ def figure_agreement(findings: RealEssayFindings) -> plt.Figure:
     if len(findings.per_prompt):
         shown = [s for s in findings.parameters["systems"] if s in set(findings.per_prompt["system"])]
         boxes = axes[1].boxplot([findings.per_prompt.loc[findings.per_prompt["system"] == s, "spearman"]
-                                 for s in shown], tick_labels=shown, patch_artist=True)
+                                 for s in shown], tick_labels=shown, patch_artist=True,
+                                medianprops={"color": "white", "lw": 1.5})
         for box, system in zip(boxes["boxes"], shown):
             box.set_facecolor(palette[system])
         axes[1].axhline(0, color="0.4", lw=0.8)
