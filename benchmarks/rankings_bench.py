@@ -23,7 +23,8 @@ import time
 
 import numpy as np
 
-from allocbias import name_matching, rankings
+from allocbias.audited import name_matching
+from allocbias import rankings
 from allocbias.data import GROUPS
 
 

@@ -34,8 +34,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from allocbias.models import load_model  # noqa: E402
-from allocbias.scoring import LocalEngine, label_score, plan_batches, plan_groups  # noqa: E402
+from allocbias.scoring.models import load_model  # noqa: E402
+from allocbias.scoring.engine import LocalEngine, label_score, plan_batches, plan_groups  # noqa: E402
 
 LABELS = {"No": 0.0, "Yes": 1.0}
 
@@ -48,7 +48,7 @@ LABELS = {"No": 0.0, "Yes": 1.0}
 def build_prompts(n_prompts: int, n_jobs: int, seed: int) -> tuple[list[list[dict[str, str]]], list[str]]:
     """Resume-screening prompts of the study (paper wording): n_prompts / n_jobs candidates per job."""
     from allocbias.data import JOBS, candidate_table, load_jobs, render_resume
-    from allocbias.prompts import resume_pointwise_messages
+    from allocbias.audited.prompts import resume_pointwise_messages
 
     keys = list(JOBS)[:n_jobs]
     jobs = load_jobs(keys)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from allocbias.serving import OpenAIEngine, llama_cpp_server
+from allocbias.scoring.serving import OpenAIEngine, llama_cpp_server
 
 LABELS = {"No": 0, "Yes": 1}
 NAMES = ["Emily Walsh", "Jamal Washington", "Wei Chen", "Maria Garcia", "Connor Murphy"]
@@ -75,7 +75,7 @@ def main() -> None:
         server = engine.pointwise(batch, LABELS, progress=False)
         t_server = time.perf_counter() - t0
 
-    from allocbias.scoring import LocalEngine
+    from allocbias.scoring.engine import LocalEngine
 
     local_engine = LocalEngine("smollm2-135m-instruct", batch_size=8)
     local_engine.pointwise(batch[:1], LABELS, progress=False)  # warm-up

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from allocbias import datasets  # noqa: E402
+from allocbias.audited import datasets  # noqa: E402
 from allocbias.rankings import build_tables  # noqa: E402
 
 PREFIX = "data/intermediary/resume_ranking/"

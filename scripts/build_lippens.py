@@ -30,7 +30,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from allocbias import datasets  # noqa: E402
+from allocbias.audited import datasets  # noqa: E402
 
 SOURCE_PATH = "data/data_csn.RData"
 TABLE = "data.csn"

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from allocbias import cli, data, datasets
+from allocbias import cli, data
+from allocbias.audited import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "ll144_command.md"

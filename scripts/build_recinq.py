@@ -28,7 +28,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from allocbias import datasets  # noqa: E402
+from allocbias.audited import datasets  # noqa: E402
 
 OUT = ROOT / "data" / "recinq"
 #: table file → the source folder it is built from

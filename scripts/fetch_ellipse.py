@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from allocbias import datasets
+from allocbias.audited import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "data" / "essays" / "ellipse.csv"

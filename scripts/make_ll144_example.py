@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from allocbias import datasets
+from allocbias.audited import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "data" / "ll144_example"

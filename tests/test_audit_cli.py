@@ -25,7 +25,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from allocbias import catalog, cli, systems  # noqa: E402
+from allocbias.study import catalog
+from allocbias import cli
+from allocbias.scoring import systems  # noqa: E402
 from allocbias.audit import MANIFEST  # noqa: E402
 from allocbias.book import repo_root  # noqa: E402
 
@@ -73,7 +75,7 @@ def tiny_model(tmp_path_factory):
     """A 2-layer Llama with SmolLM2's tokenizer and chat template, saved as a Hugging Face folder."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from allocbias.models import load_tokenizer
+    from allocbias.scoring.models import load_tokenizer
 
     tokenizer = load_tokenizer("smollm2-135m-instruct")
     torch.manual_seed(0)
@@ -266,7 +268,7 @@ def test_served_model_end_to_end_with_pairwise(tmp_path, stub, capsys):
 
 
 def test_user_model_folder_end_to_end_and_resume(tmp_path, tiny_model, capsys, monkeypatch):
-    from allocbias import scoring
+    from allocbias.scoring import engine
 
     out = tmp_path / "tiny"
     args = ["audit", "--model", str(tiny_model), *SLICE, *FAST, "--out", str(out)]
@@ -367,7 +369,7 @@ def test_score_names_a_bad_system_in_one_line(capsys):
 ])
 def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, monkeypatch, capsys):
     """scripts/score_study.py is `allocbias score` under another name; provenance records what was typed."""
-    from allocbias import tasks
+    from allocbias.scoring import tasks
 
     seen = {}
 
@@ -375,7 +377,7 @@ def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, 
         seen["command"] = command
         return cands
 
-    monkeypatch.setattr(tasks, "score", fake)
+    monkeypatch.setattr(runs, "score", fake)
     argv = ["resume_pointwise", "--systems", "smollm2-fp32-paper", "--jobs", "retail"]
     assert cli.main(argv if prog else ["score", *argv], prog=prog) == 0
     assert seen["command"] == expected

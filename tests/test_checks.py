@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import checks, rankings, selection, synthetic, validity
+from allocbias import checks, rankings, selection, validity
+from allocbias.study import synthetic
 from allocbias import data as D
 from allocbias.study import real_scores
 

@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias import catalog, systems
-from allocbias.items import (
+from allocbias.study import catalog
+from allocbias.scoring import systems
+from allocbias.scoring.items import (
     ellipse_pointwise_items,
     essay_pointwise_items,
     hiring_bloomberg_items,
@@ -26,8 +27,8 @@ from allocbias.items import (
     resume_pairwise_items,
     resume_pointwise_items,
 )
-from allocbias.prompts import ESSAY_LABELS, RESUME_LABELS
-from allocbias.scoring import LocalEngine
+from allocbias.audited.prompts import ESSAY_LABELS, RESUME_LABELS
+from allocbias.scoring.engine import LocalEngine
 
 pytestmark = pytest.mark.slow
 

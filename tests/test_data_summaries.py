@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias.names import DEFAULT_RULE
+from allocbias.audited.names import DEFAULT_RULE
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Committed data tables vouch for themselves: every one is read through allocbias.datasets, which checks the
+"""Committed data tables vouch for themselves: every one is read through allocbias.audited.datasets, which checks the
 SHA-256 recorded in its data card (issue: a copy with swapped labels or a changed human score loaded silently)."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from allocbias import data as D
-from allocbias import datasets, rankings
+from allocbias.audited import datasets
+from allocbias import rankings
 
 
 @pytest.fixture

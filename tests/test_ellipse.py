@@ -1,5 +1,5 @@
 """The ELLIPSE essays: the committed file and its fetch script, the loader, the prompt items, the score reader,
-quadratic-weighted kappa (hand-computed) and selection on graded essays (allocbias.essays)."""
+quadratic-weighted kappa (hand-computed) and selection on graded essays (allocbias.measures.essays)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import agreement, catalog, data, essays, systems
-from allocbias.items import ellipse_pointwise_items
+from allocbias.measures import agreement, essays
+from allocbias.study import catalog
+from allocbias import data
+from allocbias.scoring import systems
+from allocbias.scoring.items import ellipse_pointwise_items
 from allocbias.store import ScoreStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,7 +198,7 @@ def test_gap_intervals_cover_the_estimate(sample):
 
 
 def test_agreement_verdict_says_when_every_grader_grades_backwards():
-    from allocbias.agreement import agreement_verdict
+    from allocbias.measures.agreement import agreement_verdict
 
     assert agreement_verdict([-0.2, -0.01]).startswith("every system grades backwards")
     assert "backwards" not in agreement_verdict([-0.2, 0.01])

@@ -1,4 +1,4 @@
-"""Tests for allocbias.intervals (cluster bootstrap over names), allocbias.user_models (systems outside the
+"""Tests for allocbias.measures.intervals (cluster bootstrap over names), allocbias.scoring.user_models (systems outside the
 registry) and the report tables of allocbias.audit, with the doctests of the three modules."""
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocbias import audit, catalog, intervals, systems, user_models
-from allocbias.intervals import cluster_bootstrap, percentile_intervals
-from allocbias.user_models import ServedSystem, UserSystem, model_fingerprint, resolve_system
+from allocbias import audit
+from allocbias.study import catalog
+from allocbias.measures import intervals
+from allocbias.scoring import systems, user_models
+from allocbias.measures.intervals import cluster_bootstrap, percentile_intervals
+from allocbias.scoring.user_models import ServedSystem, UserSystem, model_fingerprint, resolve_system
 
 
 @pytest.mark.parametrize("module", [intervals, user_models, audit])

@@ -1,8 +1,20 @@
-"""The library's import layering: the study's modules import one way, down the flow of the audit.
+"""The library's layers, and imports that point one way down them.
 
-``systems`` and ``items`` import no module of the study; ``tables`` reads no score table (no catalog or runner);
-``plotting`` and ``book`` import no module of the study; the study's modules never import the papermill runner
-(``book``). Every ``import`` statement counts, those inside functions included (doctest examples do not)."""
+``allocbias`` is four subpackages and a few modules on top::
+
+    audited   what is audited: names, jobs, résumés, essays, prompts, the public data sets and their loaders
+    scoring   how it is scored: models, systems, the local engine, servers, the task registry and items, the store
+    measures  what is measured: metrics, selection, validity, Local Law 144, HiringBloomberg, rankings, intervals
+    study     the study: the catalog of score tables, the runners, analysis tables, synthetic experiments, chapter
+              findings, the book runner
+    audit, ll144_command, cli   the commands on top; checks, plotting, _renamed: helpers every layer may use
+
+``audited`` imports no other layer; ``measures`` never imports ``scoring`` or ``study`` (a metric never loads a
+model); ``scoring`` never imports ``study`` and takes from ``measures`` only the pool and item drawing that builds
+its prompt items (never a metric); nothing below the commands imports them. Inside the study, the catalog, runners
+and analysis tables import one way, and the book runner and ``plotting`` know nothing of the study plan. Every
+``import`` statement counts, those inside functions included (doctest examples do not). The old flat import paths
+users' notebooks know are one-file aliases (tests/test_public_names.py)."""
 
 from __future__ import annotations
 
@@ -14,44 +26,49 @@ import pytest
 import allocbias
 
 LIB = Path(allocbias.__file__).parent
-STUDY = {"systems", "items", "catalog", "runs", "tables"}
+LAYERS = ("audited", "scoring", "measures", "study")
+HELPERS = {"checks", "plotting", "_renamed"}
+COMMANDS = {"audit", "ll144_command", "cli", "__main__"}
+#: The one-file aliases of the old flat import paths (they import their new place, nothing else).
+ALIASES = {"metrics", "selection", "validity", "ll144", "genderbench", "rankings", "data", "book", "store"}
+
+
+def _is_module(parts: list[str]) -> bool:
+    path = LIB.joinpath(*parts)
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _module_path(module: str) -> Path:
-    """The source file of ``allocbias.<module>`` (dotted for a subpackage's module; a package's ``__init__``)."""
     path = LIB.joinpath(*module.split("."))
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 def imported(module: str) -> set[str]:
-    """The top-level allocbias modules (or subpackages) that ``allocbias.<module>`` imports, relative or absolute.
-
-    ``module`` may be dotted (``study.real_scores``): a relative import is resolved against its package, so
-    ``from ..validity import x`` in ``allocbias.study.real_scores`` counts as ``validity`` and ``from . import y``
-    as ``study``."""
+    """The allocbias modules that ``allocbias.<module>`` imports, as dotted names below ``allocbias``
+    (``measures.metrics``; ``from .measures import metrics`` counts as ``measures.metrics``)."""
     path = _module_path(module)
     package = module.split(".")[:-1] if path.name != "__init__.py" else module.split(".")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the importing module's package
-                base = package[: len(package) - (node.level - 1)] if node.level > 1 else list(package)
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
                 target = [*base, *(node.module.split(".") if node.module else [])]
-                if target:
-                    out.add(target[0])
-                else:  # from . import x, y at the top of the library
-                    out.update(alias.name for alias in node.names)
             elif node.module and node.module.split(".")[0] == "allocbias":
-                parts = node.module.split(".")
-                out.update([parts[1]] if len(parts) > 1 else [alias.name for alias in node.names])
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:
+                full = [*target, alias.name]
+                out.add(".".join(full) if _is_module(full) else ".".join(target))
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[1] for a in node.names if a.name.startswith("allocbias."))
+            out.update(a.name.split(".", 1)[1] for a in node.names if a.name.startswith("allocbias."))
+    out.discard("")
     return out
 
 
 def library_modules() -> list[str]:
-    """Every module of the library as a dotted name below ``allocbias`` (``metrics``, ``study.real_scores``)."""
+    """Every module of the library as a dotted name below ``allocbias`` (``checks``, ``measures.metrics``)."""
     out = []
     for path in sorted(LIB.rglob("*.py")):
         parts = list(path.relative_to(LIB).with_suffix("").parts)
@@ -62,66 +79,83 @@ def library_modules() -> list[str]:
     return out
 
 
+def layer(module: str) -> str:
+    head = module.split(".")[0]
+    if head in LAYERS:
+        return head
+    if head in HELPERS:
+        return "helpers"
+    if head in COMMANDS:
+        return "commands"
+    if head in ALIASES:
+        return "aliases"
+    return "unknown"
+
+
+def test_every_module_belongs_to_a_layer():
+    assert [m for m in library_modules() if layer(m) == "unknown"] == []
+    top = sorted(p.stem for p in LIB.glob("*.py"))
+    assert set(top) <= HELPERS | COMMANDS | ALIASES | {"__init__"}, top
+
+
+#: What each layer may import (besides itself and the helpers).
+ALLOWED = {
+    "helpers": set(),
+    "audited": set(),
+    "measures": {"audited"},
+    "scoring": {"audited"},
+    "study": {"audited", "scoring", "measures"},
+    "commands": {"audited", "scoring", "measures", "study", "commands"},
+}
+#: What scoring takes from measures: the drawing of pools and of HiringBloomberg items (never a metric).
+SCORING_FROM_MEASURES = {"measures.selection", "measures.genderbench"}
+
+
+@pytest.mark.parametrize("module", [m for m in library_modules() if layer(m) not in ("aliases",)])
+def test_imports_point_down_the_layers(module):
+    own = layer(module)
+    bad = set()
+    for target in imported(module):
+        other = layer(target)
+        if other in (own, "helpers") or other in ALLOWED[own]:
+            continue
+        if own == "scoring" and target in SCORING_FROM_MEASURES:
+            continue
+        bad.add(target)
+    assert not bad, f"allocbias.{module} ({own}) imports {sorted(bad)}"
+
+
+def test_the_aliases_import_only_their_new_place():
+    for alias in ALIASES:
+        targets = imported(alias) - {"cli"}
+        assert len(targets) == 1 and layer(targets.pop()) in LAYERS, (alias, imported(alias))
+
+
 @pytest.mark.parametrize(("module", "forbidden"), [
-    ("systems", STUDY),
-    ("items", STUDY),
-    ("catalog", {"runs", "tables", "book"}),
-    ("runs", {"tables", "book"}),
-    ("tables", {"catalog", "runs", "book"}),
-    ("user_models", STUDY - {"systems"}),
-    ("plotting", STUDY),
-    ("book", STUDY),
+    ("scoring.systems", {"study"}),
+    ("scoring.items", {"study"}),
+    ("study.catalog", {"study.runs", "study.tables", "study.book"}),
+    ("study.runs", {"study.tables", "study.book"}),
+    ("study.tables", {"study.catalog", "study.runs", "study.book"}),
+    ("plotting", {"study"}),
+    ("study.book", {"study.catalog", "study.runs", "study.tables", "plotting"}),
 ])
-def test_imports_point_down_the_flow(module, forbidden):
-    assert not imported(module) & forbidden, f"allocbias.{module} imports {sorted(imported(module) & forbidden)}"
+def test_imports_point_down_the_flow_inside_the_study(module, forbidden):
+    hits = {t for t in imported(module) for f in forbidden if t == f or t.startswith(f + ".")}
+    assert not hits, f"allocbias.{module} imports {sorted(hits)}"
 
 
-def test_the_old_study_module_is_gone():
-    """``study.py`` was a facade that did five jobs; its names live in the five modules above. ``study`` is now the
-    subpackage of chapter findings functions, never a module of its own."""
-    assert not (LIB / "study.py").exists()
-
-
-def test_study_is_a_package_on_top_of_the_analysis():
-    """``allocbias.study`` holds one findings function per chapter: it imports the analysis modules, never the
-    papermill runner or the command line, and no other module of the library imports it (the flow is one way)."""
-    assert (LIB / "study" / "__init__.py").is_file()
-    findings = [m for m in library_modules() if m.startswith("study.")]
+def test_findings_modules_never_import_the_runner_or_the_commands():
+    """A chapter's findings function computes; the papermill runner (``study.book``) and the commands are above
+    it."""
+    plan = {"study.catalog", "study.runs", "study.tables", "study.book", "study.reading", "study.synthetic"}
+    findings = [m for m in library_modules() if m.startswith("study.") and m not in plan]
     assert findings, "allocbias.study holds no findings module"
     for module in findings:
-        assert not imported(module) & {"book", "cli", "audit"}, f"allocbias.{module} imports {sorted(imported(module))}"
-    users = [m for m in library_modules() if m != "study" and not m.startswith("study.") and "study" in imported(m)]
-    assert users == [], f"library modules that import allocbias.study: {users}"
+        assert not imported(module) & {"study.book", *COMMANDS}, f"allocbias.{module} imports {sorted(imported(module))}"
 
 
-def _study_imports(text: str) -> list[str]:
-    """The names that a notebook's or script's source takes from ``allocbias.study`` (``from allocbias.study import
-    x`` gives ``x``; ``from allocbias.study.x import f`` and ``import allocbias.study.x`` give ``x``)."""
-    out = []
-    for line in text.replace('\\n"', "").replace('"', "").splitlines():
-        words = line.strip().replace(",", " ").split()
-        if len(words) >= 4 and words[0] == "from" and words[2] == "import":
-            if words[1] == "allocbias.study":
-                out.extend(w for w in words[3:] if w not in ("as", "(", ")"))
-            elif words[1].startswith("allocbias.study."):
-                out.append(words[1].split(".")[2])
-            elif words[1] == "allocbias" and "study" in words[3:]:
-                out.append("study")
-        elif len(words) >= 2 and words[0] == "import" and words[1].startswith("allocbias.study"):
-            out.append(words[1].split(".")[2] if words[1].count(".") >= 2 else "study")
-    return out
-
-
-def test_notebooks_and_scripts_use_only_findings_modules_of_study():
-    """What the chapters take from ``allocbias.study`` is one of its findings modules (or a name such a module
-    re-exports), never a name of the old facade (``from allocbias import study`` then ``study.load_scores``)."""
-    root = LIB.parent.parent
-    package = {m.split(".")[1] for m in library_modules() if m.startswith("study.")}
-    exported = set(getattr(__import__("allocbias.study", fromlist=["__all__"]), "__all__", []))
-    bad = {}
-    for p in [*root.glob("notebooks/*.ipynb"), *LIB.glob("resources/*.ipynb"), *root.glob("scripts/*.py"),
-              *root.glob("benchmarks/*.py")]:
-        names = [n for n in _study_imports(p.read_text(encoding="utf-8")) if n not in package | exported]
-        if names:
-            bad[p.name] = names
-    assert bad == {}, bad
+def test_no_module_below_the_study_imports_it():
+    users = [m for m in library_modules() if layer(m) in ("audited", "scoring", "measures", "helpers")
+             and any(layer(t) == "study" for t in imported(m))]
+    assert users == [], f"modules below the study that import it: {users}"

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from allocbias import cli, data, datasets, ll144
+from allocbias import cli, data, ll144
+from allocbias.audited import datasets
 from allocbias.ll144_command import read_data, run_ll144
 
 AUDITS = data.data_dir() / "ll144_audits" / "audits.csv"

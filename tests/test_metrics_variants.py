@@ -10,14 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocbias.metrics import (
-    DELTA_VARIANTS,
-    JSD_VARIANTS,
-    bias_table,
-    jsd,
-    pairwise_gap_table,
-    pairwise_win_share,
-)
+from allocbias.metrics import DELTA_VARIANTS, JSD_VARIANTS, bias_table, jsd, pairwise_gap_table, pairwise_win_share
 
 
 def test_variant_names() -> None:

@@ -1,4 +1,4 @@
-"""Tests for allocbias.models: registry, loading, chat formats, provenance, errors."""
+"""Tests for allocbias.scoring.models: registry, loading, chat formats, provenance, errors."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from allocbias import models  # noqa: E402
-from allocbias.models import (  # noqa: E402
+from allocbias.scoring import models  # noqa: E402
+from allocbias.scoring.models import (
     GEMMA_CHAT_TEMPLATE,
     cache_root,
     format_messages,
@@ -111,7 +111,7 @@ def test_device_option(tiny_folder):
 
 
 def test_load_folder_metadata_and_log(tiny_folder, caplog):
-    with caplog.at_level(logging.INFO, logger="allocbias.models"):
+    with caplog.at_level(logging.INFO, logger="allocbias.scoring.models"):
         loaded = load_model(tiny_folder)
     meta = loaded.metadata
     assert meta["source_kind"] == "hf-folder" and len(meta["source_sha256"]) == 64

@@ -1,16 +1,16 @@
 """One name matcher for every task: the listwise rankings (strict rule), the HiringBloomberg winner and the
-pairwise answer read names the same way (``allocbias.name_matching``)."""
+pairwise answer read names the same way (``allocbias.audited.name_matching``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from allocbias import name_matching as M
-from allocbias import names as N
+from allocbias.audited import name_matching as M
+from allocbias.audited import names as N
 from allocbias.genderbench import first_mentioned
 from allocbias.rankings import parse_ranking
-from allocbias.scoring import parse_pair_answer
+from allocbias.scoring.engine import parse_pair_answer
 
 
 def _rankings(text: str, names: list[str]) -> int | None:
@@ -114,7 +114,7 @@ def test_the_matcher_returns_first_occurrences_in_the_folded_text():
 
 
 def test_folding_and_the_re_export():
-    assert N.fold_name is M.fold_name  # allocbias.names.fold_name keeps working
+    assert N.fold_name is M.fold_name  # allocbias.audited.names.fold_name keeps working
     assert M.fold_name("  José\u0301  O’Brien ") == M.fold_name("jose obrien") == "jose obrien"
     assert M.fold_name("Mary's") == "mary's" and M.fold_marks("JAMES'S O'Hara") == "JAMES'S OHara"
     assert M.fold_text("1. ANN\n2. Bo") == "1. ann\n2. bo"

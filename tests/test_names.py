@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocbias import names as N
+from allocbias.audited import names as N
 from allocbias.data import GROUPS, RACES, data_dir, load_names
 
 ROOT = Path(__file__).resolve().parents[1]

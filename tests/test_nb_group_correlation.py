@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from allocbias import data, systems
+from allocbias import data
+from allocbias.scoring import systems
 from allocbias.plotting import GROUP_ORDER
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from allocbias import data, validity
-from allocbias.systems import parse_system
+from allocbias.scoring.systems import parse_system
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 

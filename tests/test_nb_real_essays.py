@@ -11,8 +11,10 @@ import json
 import pandas as pd
 import pytest
 
-from allocbias import agreement, catalog, data, essays
-from allocbias.systems import parse_system
+from allocbias.measures import agreement, essays
+from allocbias.study import catalog
+from allocbias import data
+from allocbias.scoring.systems import parse_system
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 

@@ -10,7 +10,8 @@ import re
 import numpy as np
 import pytest
 
-from allocbias import metrics, public_scores, selection, validity
+from allocbias import metrics, selection, validity
+from allocbias.audited import public_scores
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 

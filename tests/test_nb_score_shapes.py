@@ -22,11 +22,19 @@ from math import comb
 import pandas as pd
 import pytest
 
-from allocbias import catalog, data, items, metrics, runs, systems
+from allocbias.study import catalog, runs
+from allocbias import data, metrics
+from allocbias.scoring import items, systems
 from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters
 
-from .conftest import (ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, notebook_outputs,
-                       stored_pairwise_answers)
+from .conftest import (
+    ROOT,
+    assert_clean_outputs,
+    assert_prose_glued,
+    chapter_fixtures,
+    notebook_outputs,
+    stored_pairwise_answers,
+)
 
 pytestmark = pytest.mark.notebooks
 

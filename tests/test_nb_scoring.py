@@ -12,11 +12,19 @@ import re
 
 import pytest
 
-from allocbias import catalog, data, items, metrics
-from allocbias.systems import PRECISIONS, parse_system, systems
+from allocbias.study import catalog
+from allocbias import data, metrics
+from allocbias.scoring import items
+from allocbias.scoring.systems import PRECISIONS, parse_system, systems
 from allocbias.book import execute_notebook, glued_values, notebook_parameters
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, stored_pairwise_answers
+from .conftest import (
+    ROOT,
+    assert_clean_outputs,
+    assert_prose_glued,
+    chapter_fixtures,
+    stored_pairwise_answers,
+)
 
 pytestmark = pytest.mark.notebooks
 

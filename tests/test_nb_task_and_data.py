@@ -11,8 +11,9 @@ import re
 
 import pytest
 
-from allocbias import data, prompts
-from allocbias.names import DEFAULT_RULE
+from allocbias import data
+from allocbias.audited import prompts
+from allocbias.audited.names import DEFAULT_RULE
 from allocbias.plotting import GROUP_ORDER
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures

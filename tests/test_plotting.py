@@ -16,7 +16,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from allocbias import ll144, plotting  # noqa: E402
-from allocbias.plotting import (  # noqa: E402
+from allocbias.plotting import (
     LL144_METRIC_LABELS,
     group_palette,
     plot_di_curves,
@@ -182,8 +182,8 @@ def test_metric_sweep_rejects_bad_input(sweep):
 
 def test_system_colours_cover_the_study_systems_in_order():
     """plotting keeps its own list of the study's systems (it imports no module of the study): it must agree with
-    allocbias.systems.STUDY_SYSTEMS, and every study system keeps its own colour."""
-    from allocbias.systems import STUDY_SYSTEMS
+    allocbias.scoring.systems.STUDY_SYSTEMS, and every study system keeps its own colour."""
+    from allocbias.scoring.systems import STUDY_SYSTEMS
 
     assert tuple(plotting.SYSTEM_COLOURS) == STUDY_SYSTEMS
     palette = plotting.system_palette(STUDY_SYSTEMS)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias import prompts as P
+from allocbias.audited import prompts as P
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of allocbias.public_scores (the three public audits' committed tables) and of their build scripts."""
+"""Tests of allocbias.audited.public_scores (the three public audits' committed tables) and of their build scripts."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias import public_scores as P
+from allocbias.audited import public_scores as P
 from allocbias.data import data_dir
-from allocbias.datasets import DigestError
+from allocbias.audited.datasets import DigestError
 
 from .conftest import ROOT
 

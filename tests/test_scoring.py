@@ -21,8 +21,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from allocbias.models import load_model, load_tokenizer  # noqa: E402
-from allocbias.scoring import (  # noqa: E402
+from allocbias.scoring.models import load_model, load_tokenizer  # noqa: E402
+from allocbias.scoring.engine import (
     LocalEngine,
     PromptGroup,
     label_score,

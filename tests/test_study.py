@@ -6,9 +6,15 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias import catalog, runs, systems, tasks
-from allocbias.items import hiring_bloomberg_items, pairwise_pools, resume_pairwise_items, resume_pointwise_items
-from allocbias.prompts import prompt_hash
+from allocbias.study import catalog, runs
+from allocbias.scoring import systems, tasks
+from allocbias.scoring.items import (
+    hiring_bloomberg_items,
+    pairwise_pools,
+    resume_pairwise_items,
+    resume_pointwise_items,
+)
+from allocbias.audited.prompts import prompt_hash
 
 
 from .test_study_tables import StandIn as CountingEngine  # the shared deterministic stand-in engine
@@ -52,14 +58,14 @@ def test_pointwise_scores_resume_and_grow(tmp_path, candidates):
     system = systems.System("smollm2-135m-instruct")
     engine = CountingEngine()
     small = candidates[candidates["resume_id"].isin(candidates["resume_id"].unique()[:2])]
-    first = tasks.score("resume_pointwise", small, system=system, root=tmp_path, engine=engine, batch_size=10,
+    first = runs.score("resume_pointwise", small, system=system, root=tmp_path, engine=engine, batch_size=10,
                         progress=False)
     assert engine.pointwise_calls == len(small) == len(first)
     assert list(first["full_name"]) == list(small["full_name"])  # candidates' order kept
-    again = tasks.score("resume_pointwise", small, system=system, root=tmp_path, engine=engine, progress=False)
+    again = runs.score("resume_pointwise", small, system=system, root=tmp_path, engine=engine, progress=False)
     assert engine.pointwise_calls == len(small), "stored rows must not be scored again"
     pd.testing.assert_frame_equal(first, again)
-    full = tasks.score("resume_pointwise", candidates, system=system, root=tmp_path, engine=engine, progress=False)
+    full = runs.score("resume_pointwise", candidates, system=system, root=tmp_path, engine=engine, progress=False)
     assert engine.pointwise_calls == len(candidates), "a larger study scores only the new rows"
     assert full["score"].between(0, 1).all() and len(full) == len(candidates)
 
@@ -79,7 +85,7 @@ def test_pairwise_pools_and_items(candidates):
 def test_pairwise_scoring_parses_answers(tmp_path, candidates):
     pools = pairwise_pools(candidates, rounds=2, seed=0)
     engine = CountingEngine()
-    out = tasks.score("resume_pairwise", pools, system=systems.System("smollm2-135m-instruct"), root=tmp_path,
+    out = runs.score("resume_pairwise", pools, system=systems.System("smollm2-135m-instruct"), root=tmp_path,
                       engine=engine, progress=False)
     assert len(out) == 2 * 28 * 2
     # a model that always names the first candidate shown answers a in order "ab" and b in order "ba"
@@ -115,5 +121,5 @@ def test_engine_provenance_is_recorded_on_first_scoring_call(tmp_path):
 
     cands = D.candidate_table(["retail"], names_per_group=1)
     system = systems.parse_system("smollm2-fp32-paper")
-    tasks.score("resume_pointwise", cands, system=system, root=tmp_path, engine=Engine(), progress=False)
+    runs.score("resume_pointwise", cands, system=system, root=tmp_path, engine=Engine(), progress=False)
     assert catalog.store_for(system, "resume_pointwise", tmp_path).provenance["model"] == Loaded.metadata

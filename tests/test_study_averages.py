@@ -13,9 +13,17 @@ import pytest
 matplotlib.use("Agg")
 
 from allocbias.study import averages  # noqa: E402
-from allocbias.study.averages import (  # noqa: E402
-    AveragesFindings, averages_findings, clip_to_percentiles, contribution_curves, figure_contributions,
-    figure_example_systems, figure_hand_picked, figure_metric_scatter, figure_pool_of_two, figure_quota,
+from allocbias.study.averages import (
+    AveragesFindings,
+    averages_findings,
+    clip_to_percentiles,
+    contribution_curves,
+    figure_contributions,
+    figure_example_systems,
+    figure_hand_picked,
+    figure_metric_scatter,
+    figure_pool_of_two,
+    figure_quota,
     weight_summary,
 )
 

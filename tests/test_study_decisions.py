@@ -16,9 +16,14 @@ import pytest
 matplotlib.use("Agg")
 
 from allocbias.study import decisions  # noqa: E402
-from allocbias.study.decisions import (  # noqa: E402
-    DecisionFindings, decisions_findings, direction_statement, figure_direction, figure_score_gap,
-    figure_selection_rates, join_or,
+from allocbias.study.decisions import (
+    DecisionFindings,
+    decisions_findings,
+    direction_statement,
+    figure_direction,
+    figure_score_gap,
+    figure_selection_rates,
+    join_or,
 )
 
 GROUPS = ["A", "B", "C"]

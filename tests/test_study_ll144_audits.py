@@ -20,9 +20,17 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from allocbias import ll144  # noqa: E402
 from allocbias.study import ll144_audits  # noqa: E402
-from allocbias.study.ll144_audits import (  # noqa: E402
-    audit_label, figure_bounds, figure_impact_ratios, figure_simulation, interval_text, ll144_audits_findings,
-    per_audit_bounds, read_audits, table_view)
+from allocbias.study.ll144_audits import (
+    audit_label,
+    figure_bounds,
+    figure_impact_ratios,
+    figure_simulation,
+    interval_text,
+    ll144_audits_findings,
+    per_audit_bounds,
+    read_audits,
+    table_view,
+)
 
 SMALL = dict(sim_n=300, grid_points=51, study_rounds=50, sim_spreads=[0.5, 2.0])
 

@@ -20,8 +20,16 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from allocbias import ll144  # noqa: E402
 from allocbias.study import ll144_metrics  # noqa: E402
-from allocbias.study.ll144_metrics import (  # noqa: E402
-    figure_prior, figures_example, flag_table, ll144_metrics_findings, pvalue_text, strongest, styled, weakest)
+from allocbias.study.ll144_metrics import (
+    figure_prior,
+    figures_example,
+    flag_table,
+    ll144_metrics_findings,
+    pvalue_text,
+    strongest,
+    styled,
+    weakest,
+)
 
 SMALL = dict(n_per_group=300, grid_points=51, sweep_points=3, example1_params=[0.0, 1.0],
              example2_params=[5.0, 25.0], example3_params=[3.0, 20.0])

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from allocbias import data  # noqa: E402
 from allocbias.study import quota_sweep  # noqa: E402
-from allocbias.study.quota_sweep import (  # noqa: E402
+from allocbias.study.quota_sweep import (
     QuotaSweepFindings,
     averages_verdict,
     noise_table,

@@ -16,8 +16,13 @@ matplotlib.use("Agg")
 
 from allocbias import data  # noqa: E402
 from allocbias.study import real_essays  # noqa: E402
-from allocbias.study.real_essays import (  # noqa: E402
-    RealEssayFindings, agreement_list, figure_agreement, figure_gaps, no_negative_zero, real_essays_findings,
+from allocbias.study.real_essays import (
+    RealEssayFindings,
+    agreement_list,
+    figure_agreement,
+    figure_gaps,
+    no_negative_zero,
+    real_essays_findings,
     status_phrase,
 )
 

@@ -20,9 +20,11 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from allocbias import data, items, runs  # noqa: E402
+from allocbias import data
+from allocbias.scoring import items
+from allocbias.study import runs  # noqa: E402
 from allocbias.study import score_shapes  # noqa: E402
-from allocbias.study.score_shapes import (  # noqa: E402
+from allocbias.study.score_shapes import (
     ScoreShapeFindings,
     between_words,
     check_verdict,

@@ -1,4 +1,4 @@
-"""Tables for the chapters (allocbias.runs, allocbias.catalog, allocbias.tables): several systems at once, served models,
+"""Tables for the chapters (allocbias.study.runs, allocbias.study.catalog, allocbias.study.tables): several systems at once, served models,
 provenance, quality separation and the decision tables. Stand-in engines keep every test model-free."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias import catalog, items, runs, tables, tasks
-from allocbias.systems import SYSTEM_COLUMNS, parse_system
+from allocbias.study import catalog, runs, tables
+from allocbias.scoring import items, tasks
+from allocbias.scoring.systems import SYSTEM_COLUMNS, parse_system
 from allocbias.metrics import pairwise_points
-from allocbias.prompts import prompt_hash
+from allocbias.audited.prompts import prompt_hash
 from allocbias.selection import simulate
-from allocbias.serving import OpenAIEngine
+from allocbias.scoring.serving import OpenAIEngine
 
 from .test_serving import FakeOpenAI
 
@@ -387,7 +388,7 @@ def test_study_scores_reads_local_and_served_tables_and_names_what_is_missing(tm
 
     cands = D.candidate_table(["retail"], names_per_group=1)
     runs.pointwise_table(["smollm2-fp32-paper"], cands, root=tmp_path, engine_for=lambda s: Half())
-    tasks.score("resume_pointwise", cands, served=Served(), wording="direct", root=tmp_path)
+    runs.score("resume_pointwise", cands, served=Served(), wording="direct", root=tmp_path)
     table = catalog.study_scores(["smollm2-fp32-paper", "my-model-served-direct"], jobs=["retail"],
                                names_per_group=1, root=tmp_path)
     assert table.groupby("system")["score"].max().to_dict() == {"my-model-served-direct": 0.7,

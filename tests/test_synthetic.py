@@ -1,4 +1,4 @@
-"""Tests for allocbias.synthetic: the score families, random systems, their evaluation, hand-picked systems and
+"""Tests for allocbias.study.synthetic: the score families, random systems, their evaluation, hand-picked systems and
 the closed-form mechanism (percentiles, selection weights, expected dDP)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-import allocbias.synthetic as synthetic
+import allocbias.study.synthetic as synthetic
 from allocbias.metrics import rabbi
-from allocbias.synthetic import (
+from allocbias.study.synthetic import (
     CASES,
     FAMILIES,
     REFERENCE,

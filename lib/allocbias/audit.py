@@ -2,7 +2,7 @@
 
 :func:`run_audit` is what ``allocbias audit`` runs (:mod:`allocbias.cli`). For the system named by ``--model``
 (a registry name, a local model folder, a ``.gguf`` file, or a served model:
-:func:`allocbias.user_models.resolve_system`)
+:func:`allocbias.scoring.user_models.resolve_system`)
 it
 
 1. scores the parts asked for — ``pointwise`` always, ``pairwise`` and ``hiring_bloomberg`` on request — into
@@ -20,7 +20,7 @@ identity (address without credentials, the model id it reports, its ``GET /model
 ``system_fingerprint``): another server under the same ``--model`` name is refused naming both servers, in
 ``audit.json`` and in each score table's provenance. An audit holds ``OUT/.audit.lock`` (``fcntl.flock``) while it
 runs, so two audits never write into one folder at once. Nothing written to ``OUT`` holds a credential: URLs and
-the command line go through :func:`allocbias.serving.redact_url` / :func:`~allocbias.serving.redact_command`.
+the command line go through :func:`allocbias.scoring.serving.redact_url` / :func:`~allocbias.scoring.serving.redact_command`.
 
 The report's tables come from pure functions over the tidy score table (:func:`validity_table`,
 :func:`screening_table`, :func:`label_mass_table`, :func:`selection_intervals`, :func:`metric_intervals`,
@@ -50,13 +50,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import data as D
-from . import catalog, checks, items, runs, systems, tasks
+from .audited import data as D
+from .study import catalog, runs
+from . import checks
+from .scoring import items, systems, tasks
 from .checks import require_columns
-from .tables import allocation_table, pool_selection_table, quality_separation
-from .store import run_resumable
-from .systems import System
-from .user_models import ServedSystem, UserSystem, resolve_system, system_label
+from .study.tables import allocation_table, pool_selection_table, quality_separation
+from .scoring.store import run_resumable
+from .scoring.systems import System
+from .scoring.user_models import ServedSystem, UserSystem, resolve_system, system_label
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -207,7 +209,7 @@ def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, 
             )
         new, old = identity.get("server"), held.get("server")
         if new is not None and old is None and held.get("base_url"):  # a manifest of an earlier version: its URL
-            from .serving import redact_url
+            from .scoring.serving import redact_url
 
             old = {"url": redact_url(held["base_url"])}
             differs = old["url"] != new["url"]
@@ -322,9 +324,9 @@ def _items(part: str, system: System, candidates: pd.DataFrame, pools: pd.DataFr
 def _preflight(engine: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
     """Ask a served model one real prompt before anything is written: the server answers, serves the model and
     returns log-probabilities (a pointwise score needs them). Returns the server's identity
-    (:meth:`allocbias.serving.OpenAIEngine.server_identity`). Problems become an :class:`AuditError`."""
-    from .prompts import RESUME_LABELS
-    from .serving import NoLogprobsError, ServingError
+    (:meth:`allocbias.scoring.serving.OpenAIEngine.server_identity`). Problems become an :class:`AuditError`."""
+    from .audited.prompts import RESUME_LABELS
+    from .scoring.serving import NoLogprobsError, ServingError
 
     try:
         listed: list[dict[str, Any]] | None = engine.listed_models()
@@ -363,9 +365,9 @@ def _score_part(part: str, system: System, root: Path, engine: Any, served: Any,
     inputs = {"pointwise": candidates, "pairwise": pools, "hiring_bloomberg": attempts}[part]
     common = {"root": root, "batch_size": _BATCH[part], "command": command, "progress": progress}
     if served is not None and task.served:
-        return tasks.score(task, inputs, served=served, wording=system.wording, **common)
+        return runs.score(task, inputs, served=served, wording=system.wording, **common)
     # HiringBloomberg through a server: the served engine answers into the system's own table
-    return tasks.score(task, inputs, system=system, engine=served if served is not None else engine, **common)
+    return runs.score(task, inputs, system=system, engine=served if served is not None else engine, **common)
 
 
 def _record_served(served: Any, server: Mapping[str, Any], system: System, part: str, root: Path) -> None:
@@ -421,18 +423,18 @@ def run_audit(
     the bootstrap intervals over names (at least :func:`min_n_boot`). ``rescore`` scores a study system again
     into ``out`` instead of reading the committed tables. ``engine`` replaces the local engine (a stand-in with
     ``pointwise`` and ``generate``; tests). ``command`` is recorded with credentials redacted
-    (:func:`allocbias.serving.redact_command`).
+    (:func:`allocbias.scoring.serving.redact_command`).
 
     The folder is locked while the audit runs (another audit into it stops with an :class:`AuditError`); a
     served model is asked one prompt before anything is written, and the server's identity
-    (:meth:`allocbias.serving.OpenAIEngine.server_identity`) is recorded: scores of another server under the
+    (:meth:`allocbias.scoring.serving.OpenAIEngine.server_identity`) is recorded: scores of another server under the
     same name are refused, naming both. A first run that stops before storing a row leaves nothing behind; a
     run without a report removes the previous one (it described other scores).
 
     Raises :class:`AuditError` (one sentence: the problem and what to do) for bad input; rows already stored
     stay stored whatever stops the run.
     """
-    from .serving import redact_command
+    from .scoring.serving import redact_command
 
     jobs, k, parts = list(jobs), [int(x) for x in k], list(dict.fromkeys(["pointwise", *parts]))
     _check_options(jobs, names_per_group, k, rounds, parts, pairwise_rounds, orderings, n_boot, timeout)
@@ -467,7 +469,7 @@ def run_audit(
 
     served, server = None, None
     if base_url is not None:
-        from .serving import OpenAIEngine
+        from .scoring.serving import OpenAIEngine
 
         try:
             served = OpenAIEngine(base_url, system.model, prefill=prefill, max_retries=2, backoff_s=0.5,
@@ -539,7 +541,7 @@ def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.D
             tables[part] = _score_part(part, system, part_root, engine, served, candidates, pools, attempts,
                                        command, progress)
         except Exception as exc:  # the engine's failures become one line; the stored rows stay
-            from .serving import LabelMassError, NoLogprobsError, ServingError
+            from .scoring.serving import LabelMassError, NoLogprobsError, ServingError
 
             if isinstance(exc, (NoLogprobsError, LabelMassError, ServingError)):
                 first = str(exc).splitlines()[0][:300]
@@ -579,7 +581,7 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
         put("pairwise_answers", tables["pairwise"].assign(**label)[[*label, *tables["pairwise"].columns]])
         put("pairwise_pools", pools)
     if "hiring_bloomberg" in tables:
-        from .genderbench import detect_winners
+        from .measures.genderbench import detect_winners
 
         answers = tables["hiring_bloomberg"]
         slots = attempts.attrs["slots"]
@@ -597,7 +599,7 @@ ALL_JOBS = "all jobs"
 
 
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
-    """Does the system screen at all: :func:`allocbias.tables.quality_separation` per job and over all jobs
+    """Does the system screen at all: :func:`allocbias.study.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
 
     >>> df = pd.DataFrame({"system": "s", "job": ["j"] * 4, "quality": ["high", "medium", "low", "low"],
@@ -654,11 +656,11 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.tables.pool_selection_table`, :func:`allocbias.tables.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.study.tables.pool_selection_table`, :func:`allocbias.study.tables.allocation_table`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
-    the intervals come from :func:`allocbias.intervals.cluster_bootstrap` (names redrawn within job x group).
+    the intervals come from :func:`allocbias.measures.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
-    from .intervals import cluster_bootstrap, percentile_intervals
+    from .measures.intervals import cluster_bootstrap, percentile_intervals
 
     require_columns(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
     point = _selection_point(scores, k, rounds, seed, reference)
@@ -668,7 +670,7 @@ def selection_intervals(
 
 
 def _metric_point(scores: pd.DataFrame, reference: str) -> pd.DataFrame:
-    from .metrics import STUDY_METRICS, bias_table
+    from .measures.metrics import STUDY_METRICS, bias_table
 
     table = bias_table(scores, "score", "group", reference, by=["job"])[["job", "group", *STUDY_METRICS]]
     return _with_all_jobs(table, ["group"], list(STUDY_METRICS))
@@ -680,8 +682,8 @@ def metric_intervals(
     """RABBI, the average gap, JSD and EMD of every group against ``reference`` (:func:`allocbias.metrics.bias_table`),
     per job and averaged over jobs, with bootstrap intervals over names: long table ``job, group, metric,
     estimate, ci_low, ci_high, n_boot``."""
-    from .intervals import cluster_bootstrap, percentile_intervals
-    from .metrics import STUDY_METRICS
+    from .measures.intervals import cluster_bootstrap, percentile_intervals
+    from .measures.metrics import STUDY_METRICS
 
     require_columns(scores, ["job", "group", "full_name", "score"], "scores")
     point = _metric_point(scores, reference)
@@ -709,7 +711,7 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     >>> t.query("table == 'sex'")[["group", "scoring_rate", "impact_ratio", "four_fifths_flag"]].values.tolist()[0]
     ['Female', 0.25, 0.3333333333333333, True]
     """
-    from . import ll144
+    from .measures import ll144
 
     if sex in scores.columns and race in scores.columns:
         require_columns(scores, [score], "scores")
@@ -787,9 +789,9 @@ def _validity_point(scores: pd.DataFrame) -> pd.DataFrame:
 def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Does the system screen at all, with intervals: all audited jobs pooled, ``p_better_<better>_<worse>``
     (the chance that a résumé of the better quality outscores one of the worse, ties half:
-    :func:`allocbias.tables.quality_separation`) and ``mean_label_mass`` (mean share of the next-token
+    :func:`allocbias.study.tables.quality_separation`) and ``mean_label_mass`` (mean share of the next-token
     probability on the answer labels), as a long table ``metric, estimate, ci_low, ci_high, n_boot``
-    (percentile bootstrap over names within job x group, :func:`allocbias.intervals.cluster_bootstrap`: the
+    (percentile bootstrap over names within job x group, :func:`allocbias.measures.intervals.cluster_bootstrap`: the
     résumés are held fixed).
 
     >>> df = pd.DataFrame({"job": "j", "group": "A", "full_name": ["a"] * 3 + ["b"] * 3,
@@ -798,7 +800,7 @@ def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: 
     >>> validity_table(df, 40, 0).set_index("metric").loc["p_better_high_low", ["estimate", "ci_low"]].tolist()
     [1.0, 1.0]
     """
-    from .intervals import cluster_bootstrap, percentile_intervals
+    from .measures.intervals import cluster_bootstrap, percentile_intervals
 
     require_columns(scores, ["job", "group", "full_name", "quality", "score", "label_mass"], "scores")
     values = ["p_better_high_low", "p_better_high_medium", "p_better_medium_low", "mean_label_mass"]
@@ -910,7 +912,7 @@ def _report_source() -> Path:
 
 def report_notebook(out: str | Path, *, timeout: int | None = 1800) -> Path:
     """Execute the report notebook on the audit folder ``out`` (papermill) and export ``out/report.html``."""
-    from .book import NotebookExecutionError, execute_notebook
+    from .study.book import NotebookExecutionError, execute_notebook
 
     out = Path(out).resolve()
     executed = out / "report.ipynb"

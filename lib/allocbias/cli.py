@@ -52,11 +52,11 @@ def _seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``allocbias`` (both subcommands)."""
-    from . import data as D
-    from . import items
+    from .audited import data as D
+    from .scoring import items
     from .audit import DEFAULT_TIMEOUT_S, PARTS
-    from .systems import PRECISIONS, WORDINGS
-    from .tasks import TASKS
+    from .scoring.systems import PRECISIONS, WORDINGS
+    from .scoring.tasks import TASKS
 
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
@@ -239,7 +239,7 @@ def _delegated(argv: list[str]) -> int | None:
 def _book(argv: list[str]) -> int:
     """``allocbias book execute [--profile P] [--only STEM ...] [--out DIR] [--force]`` and
     ``allocbias book check-html DIR`` (:func:`allocbias.book.execute_all`, :func:`allocbias.book.check_html`)."""
-    from . import book
+    from .study import book
 
     parser = argparse.ArgumentParser(prog="allocbias book", description=book.__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -268,7 +268,7 @@ def _book(argv: list[str]) -> int:
 
 def _store(argv: list[str]) -> int:
     """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)."""
-    from .store import check_tables
+    from .scoring.store import check_tables
 
     parser = argparse.ArgumentParser(
         prog="allocbias store", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -292,7 +292,7 @@ def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
 
 def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .audit import run_audit
-    from .serving import redact_command
+    from .scoring.serving import redact_command
 
     start = time.perf_counter()
     result = run_audit(
@@ -311,8 +311,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentParser) -> int:
-    from . import runs, tasks
-    from .systems import parse_system
+    from .study import runs
+    from .scoring import tasks
+    from .scoring.systems import parse_system
 
     task = tasks.task(args.task)
     if task.name == "resume_pairwise" and args.groups and len(set(args.groups)) < 2:
@@ -323,7 +324,7 @@ def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentPars
         print(f"== {task.name} / {system.id}", flush=True)
         engine = runs.LazyEngine(system, batch_size=args.engine_batch_size or task.engine_batch_size,
                                  device=args.device)
-        table = tasks.score(task, _score_inputs(task.name, args), system=system, engine=engine, root=args.root,
+        table = runs.score(task, _score_inputs(task.name, args), system=system, engine=engine, root=args.root,
                             batch_size=args.batch_size or None, command=command, progress=True)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
@@ -331,8 +332,8 @@ def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentPars
 
 def _score_inputs(task: str, args: argparse.Namespace):
     """The input table of ``task`` that ``allocbias score`` scores, from its options."""
-    from . import data as D
-    from . import items
+    from .audited import data as D
+    from .scoring import items
 
     if task in ("resume_pointwise", "resume_pairwise"):
         cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)

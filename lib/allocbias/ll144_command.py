@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import ll144
-from .datasets import file_sha256
+from .measures import ll144
+from .audited.datasets import file_sha256
 
 __all__ = ["READERS", "LL144CommandError", "read_data", "render_summary", "run_ll144", "write_audit"]
 

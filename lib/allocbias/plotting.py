@@ -128,7 +128,7 @@ def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[floa
     return {m: colours[m] for m in metrics}
 
 
-#: The fixed colour of each of the study's systems (:data:`allocbias.systems.STUDY_SYSTEMS`, same order): an index
+#: The fixed colour of each of the study's systems (:data:`allocbias.scoring.systems.STUDY_SYSTEMS`, same order): an index
 #: into seaborn's ``"dark"`` palette. Kept here so that plotting imports no module of the study; a test checks
 #: that the two lists agree.
 SYSTEM_COLOURS: dict[str, int] = {

@@ -28,7 +28,10 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .. import catalog, checks, data, datasets, ll144, selection
+from . import catalog
+from .. import checks
+from ..audited import data, datasets
+from ..measures import ll144, selection
 from ..plotting import label_axes
 
 __all__ = [

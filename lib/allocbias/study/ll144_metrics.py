@@ -22,7 +22,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy import stats
 
-from .. import checks, ll144
+from .. import checks
+from ..measures import ll144
 from ..plotting import group_palette, label_axes, plot_di_curves, plot_metric_sweep, plot_score_distributions
 
 __all__ = [

@@ -27,10 +27,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .. import catalog, checks, data, datasets, runs, selection, tables, validity
-from ..metrics import STUDY_GAPS, STUDY_METRICS
+from . import catalog, runs, tables
+from .. import checks
+from ..audited import data, datasets
+from ..measures import selection, validity
+from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
 from ..plotting import METRIC_SHORT, label_axes, metric_palette, system_palette
-from ..systems import parse_system
+from ..scoring.systems import parse_system
 
 __all__ = [
     "GAPS",
@@ -243,8 +246,8 @@ def model_selection_findings(
     essay_scores: pd.DataFrame | None = None,
 ) -> ModelSelectionFindings:
     """The chapter's findings from the stored scores of ``systems`` on ``jobs`` (or from ``scores``, shaped like
-    :func:`allocbias.catalog.study_scores`) and the ELLIPSE essay scores (or ``essay_scores``, shaped like
-    :func:`allocbias.catalog.ellipse_scores`; an empty frame gives no essay panel). Raises ``ValueError`` naming
+    :func:`allocbias.study.catalog.study_scores`) and the ELLIPSE essay scores (or ``essay_scores``, shaped like
+    :func:`allocbias.study.catalog.ellipse_scores`; an empty frame gives no essay panel). Raises ``ValueError`` naming
     a bad parameter."""
     systems, jobs = list(systems), list(jobs)
     _check(systems, k, k_eo, ndcg_n, noise_redraws, n_perm, n_splits)
@@ -408,7 +411,7 @@ def _essay_panel(g: dict[str, Any], *, k: int, rounds: int, seed: int, essay_sco
                  ) -> tuple[pd.DataFrame | None, dict[str, Any] | None]:
     """The essay panel of Figure 4 on ELLIPSE (every system whose table holds the whole study sample): adds its
     glue keys to ``g``; returns its NDCG table and ``{"n", "full", "top1"}`` (None, None without a panel)."""
-    from .. import essays
+    from ..measures import essays
 
     if essay_scores is None:
         essay_scores = catalog.ellipse_scores(None, data.load_ellipse("study"), complete_only=True)

@@ -18,7 +18,7 @@ on the study's committed score tables:
 * how well the systems separate strong from weak résumés, and the correlations system by system;
 * the pooled correlation split into its within-system and between-system parts
   (:func:`allocbias.validity.validity_decomposition`), leave-one-system-out, the simulation noise, and percentile
-  intervals from resampling names and from resampling whole systems (:func:`allocbias.intervals.cluster_bootstrap`);
+  intervals from resampling names and from resampling whole systems (:func:`allocbias.measures.intervals.cluster_bootstrap`);
 * the pairwise half of Table 1 (the systems whose pairwise answers name anyone), Table 1 computed with the paper's
   text and with its released code, and Table 1's essay rows on the real ELLIPSE essays;
 * the exercises' Spearman correlations, per-model tables and the correlations with four times the rounds.
@@ -42,9 +42,13 @@ from matplotlib.figure import Figure
 from pandas.io.formats.style import Styler
 from scipy import stats
 
-from .. import catalog, checks, data, datasets, essays, intervals, items, metrics, runs, selection, tables, validity
+from . import catalog, runs, tables
+from .. import checks
+from ..audited import data, datasets
+from ..measures import essays, intervals, metrics, selection, validity
+from ..scoring import items
 from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette
-from ..systems import MODELS, parse_system
+from ..scoring.systems import MODELS, parse_system
 
 __all__ = [
     "ALPHA",

@@ -1,16 +1,16 @@
 r"""Grading real essays: the findings of the chapter that audits the study's systems on the ELLIPSE corpus.
 
 The chapter reads the stored grades of the study's systems on the ELLIPSE sample
-(:func:`allocbias.catalog.ellipse_scores`, no model is loaded) into a grader table
-(:func:`allocbias.essays.grader_table`: one row per essay, the human score
+(:func:`allocbias.study.catalog.ellipse_scores`, no model is loaded) into a grader table
+(:func:`allocbias.measures.essays.grader_table`: one row per essay, the human score
 ``human`` and one column per system), and computes
 
 * the groups (race/ethnicity, gender, economic status), their mean human score and qualified share;
 * each system's agreement with the human score: Spearman's :math:`\rho` and quadratic-weighted kappa, overall and
-  per writing prompt (:func:`allocbias.agreement.agreement_table`, :func:`allocbias.agreement.agreement_verdict`);
+  per writing prompt (:func:`allocbias.measures.agreement.agreement_table`, :func:`allocbias.measures.agreement.agreement_verdict`);
 * selection in random pools: selection rates, :math:`\Delta DP`, :math:`\Delta EO` and the system-minus-human gap
-  for the human score and every system on the same pools (:func:`allocbias.essays.essay_gaps`), with bootstrap
-  intervals over essays (:func:`allocbias.essays.essay_gap_intervals`);
+  for the human score and every system on the same pools (:func:`allocbias.measures.essays.essay_gaps`), with bootstrap
+  intervals over essays (:func:`allocbias.measures.essays.essay_gap_intervals`);
 * RABBI, δ, JSD and EMD of the grades (:func:`allocbias.metrics.bias_table`) and the paper's Table 1 essay rows:
   each metric's Pearson r with the gaps over (system, group) points (:func:`allocbias.validity.validity_table`).
 
@@ -28,7 +28,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .. import agreement, catalog, checks, data, datasets, essays, metrics, validity
+from ..measures import agreement, essays, metrics, validity
+from . import catalog
+from .. import checks
+from ..measures.metrics import STUDY_GAPS
+from ..audited import data, datasets
 from ..plotting import label_axes, system_palette
 
 __all__ = [
@@ -102,7 +106,7 @@ class RealEssayFindings:
         Agreement with the human score per system (``label mass`` added), and per (system, prompt) for prompts
         with at least ``min_prompt_essays`` essays.
     gaps, intervals
-        :func:`allocbias.essays.essay_gaps` and :func:`allocbias.essays.essay_gap_intervals` for every grouping.
+        :func:`allocbias.measures.essays.essay_gaps` and :func:`allocbias.measures.essays.essay_gap_intervals` for every grouping.
     largest
         The largest model gap per grouping and metric at ``k_main``, with its group and system.
     score_metrics
@@ -174,7 +178,7 @@ def real_essays_findings(
     min_prompt_essays
         Per-prompt agreement only for prompts with at least this many graded essays.
     scores, sample
-        The stored grades (as :func:`allocbias.catalog.ellipse_scores` returns them) and the essay sample, for
+        The stored grades (as :func:`allocbias.study.catalog.ellipse_scores` returns them) and the essay sample, for
         tests on small synthetic data; default None reads the committed ones.
     """
     pool_size = checks.count(pool_size, "pool_size", 2)
@@ -236,7 +240,7 @@ def real_essays_findings(
     largest = []
     for grouping in groupings:
         models = at_k[(at_k["grader"] != essays.HUMAN) & (at_k["grouping"] == grouping)]
-        for m in ("dDP", "dEO"):
+        for m in STUDY_GAPS:
             row = models.loc[models[m].abs().idxmax()]
             largest.append({"grouping": GROUPING_NAMES.get(grouping, grouping), "metric": m, "gap": row[m],
                             "group": row["group"], "system": row["grader"], "key": f"max_{m}_{grouping}"})
@@ -258,7 +262,7 @@ def real_essays_findings(
     points = all_metrics[all_metrics["grader"] != essays.HUMAN].merge(
         models_at_k[["grouping", "grader", "group", "dDP", "dEO"]], on=["grouping", "grader", "group"],
         validate="one_to_one")
-    ours = validity.validity_table(points, ["jsd", "emd", "avg_gap", "rabbi"], ["dDP", "dEO"], dropna=True)
+    ours = validity.validity_table(points, ["jsd", "emd", "avg_gap", "rabbi"], list(STUDY_GAPS), dropna=True)
     paper = datasets.read_csv(data.data_dir() / "paper" / "rabbi_table1.csv")
     paper = paper[(paper["task"] == "essay grading") & (paper["setting"] == "pointwise")]
     side = ours[["metric", "gap", "r", "ci_low", "ci_high", "n"]].merge(
@@ -336,7 +340,7 @@ def figure_gaps(findings: RealEssayFindings) -> plt.Figure:
     p = findings.parameters
     graders, k_main = p["graders"], p["k_main"]
     colors = {essays.HUMAN: "0.2", **system_palette(p["systems"])}
-    main = findings.intervals[(findings.intervals["k"] == k_main) & findings.intervals["metric"].isin(["dDP", "dEO"])]
+    main = findings.intervals[(findings.intervals["k"] == k_main) & findings.intervals["metric"].isin(list(STUDY_GAPS))]
     shown = main.assign(label=[f"{g}\n({GROUPING_NAMES.get(x, x)})" for g, x in zip(main["group"], main["grouping"])])
     order = list(dict.fromkeys(shown["label"]))
     offsets = {gr: (i - (len(graders) - 1) / 2) * 0.16 for i, gr in enumerate(graders)}

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import checks, ll144, metrics, selection, validity
+from .. import checks
+from ..measures import ll144, metrics, selection, validity
 from ..checks import require_columns
 
 __all__ = [
@@ -568,7 +569,7 @@ def _shapes(name: str, frame: pd.DataFrame, system: str) -> pd.DataFrame:
 
 
 def _loaders() -> dict[str, Callable[[], pd.DataFrame]]:
-    from .. import public_scores
+    from ..audited import public_scores
 
     return {"lippens": public_scores.load_lippens,
             "recinq": lambda: public_scores.load_recinq(kind="results"),
@@ -603,7 +604,7 @@ def real_scores_findings(
         The bias metrics compared.
     frames
         The data sets as tidy frames (keys ``lippens``, ``recinq``, ``prompt_lab``, ``jderbysh``), for tests on
-        small synthetic data; default: the committed tables, read through :mod:`allocbias.public_scores`.
+        small synthetic data; default: the committed tables, read through :mod:`allocbias.audited.public_scores`.
     references
         The reference group of each data set (default: the loaders' references).
 
@@ -626,7 +627,7 @@ def real_scores_findings(
     if missing:
         raise ValueError(f"frames lacks the data set(s) {missing}")
     if references is None:
-        from .. import public_scores
+        from ..audited import public_scores
 
         references = {"lippens": public_scores.LIPPENS_REFERENCE, "recinq": public_scores.RECINQ_REFERENCE,
                       "jderbysh": public_scores.JDERBYSH_REFERENCE, "recinq_placebo": PLACEBO_REFERENCE,

@@ -33,9 +33,13 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .. import catalog, checks, data, datasets, items, metrics, runs, tables, validity
+from . import catalog, runs, tables
+from .. import checks
+from ..audited import data, datasets
+from ..scoring import items
+from ..measures import metrics, validity
 from ..plotting import GROUP_ORDER, group_palette, label_axes, system_palette
-from ..systems import parse_system
+from ..scoring.systems import parse_system
 
 __all__ = [
     "CHECK_K",
@@ -268,7 +272,7 @@ def score_shapes_findings(
     """The score-shape chapter's findings, from the chapter's parameters.
 
     ``scores`` (default: the stored pointwise scores of ``systems`` on ``jobs``,
-    :func:`allocbias.catalog.study_scores`; the committed tables when ``scores_root`` is empty) needs the columns
+    :func:`allocbias.study.catalog.study_scores`; the committed tables when ``scores_root`` is empty) needs the columns
     ``system, model, job, resume_id, group, qualified, score, label_mass``. The pairwise answers of
     ``pairwise_systems`` are read from the tables under ``scores_root`` for ``pairwise_rounds`` pools per job of
     ``pairwise_groups`` (empty: all eight); a table lacking a prompt of those pools stops the chapter. The paper's

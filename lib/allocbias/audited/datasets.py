@@ -107,7 +107,7 @@ def recorded_digests(card: str | Path) -> dict[str, tuple[str, int]]:
 def _restore_hint(path: Path) -> str:
     return (f"restore the committed file (git checkout -- {path.name} in {path.parent}) or regenerate it with the "
             f"script its data card names; a deliberate change must record its new digest "
-            f"(python -m allocbias.datasets record {path})")
+            f"(python -m allocbias.audited.datasets record {path})")
 
 
 def read_bytes(path: str | Path, required: bool = True) -> bytes:
@@ -142,7 +142,7 @@ def verify(path: str | Path, data: bytes | None = None) -> str:
     if recorded is None:
         raise DigestError(
             f"{path}: its data card {card} records no digest for {path.name!r} (section '## {DIGEST_HEADING}'); "
-            f"an unrecorded table is not read — record one with python -m allocbias.datasets record {path}")
+            f"an unrecorded table is not read — record one with python -m allocbias.audited.datasets record {path}")
     actual = sha256_bytes(data)
     if actual != recorded[0]:
         raise DigestError(
@@ -202,7 +202,7 @@ def digest_section(rows: dict[str, tuple[str, int] | bytes]) -> str:
         sha, size = (sha256_bytes(value), len(value)) if isinstance(value, bytes) else value
         table.append(f"| `{name}` | `{sha}` | {size} |")
     return "\n".join([f"## {DIGEST_HEADING}", "",
-                      "The SHA-256 of each file as committed; `allocbias.datasets` refuses to read a file that differs.",
+                      "The SHA-256 of each file as committed; `allocbias.audited.datasets` refuses to read a file that differs.",
                       "", *table])
 
 
@@ -293,12 +293,12 @@ def check_all(root: str | Path | None = None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m allocbias.datasets check [ROOT]`` or ``record PATH...``."""
+    """``python -m allocbias.audited.datasets check [ROOT]`` or ``record PATH...``."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("check", "record"):
-        print("usage: python -m allocbias.datasets check [DATA_DIR] | record PATH [PATH ...]", file=sys.stderr)
+        print("usage: python -m allocbias.audited.datasets check [DATA_DIR] | record PATH [PATH ...]", file=sys.stderr)
         return 2
     if args[0] == "record":
         for p in args[1:]:

@@ -1,7 +1,7 @@
 """Pointwise, pairwise and listwise scoring with a local transformers model on the CPU.
 
 The engine (:class:`LocalEngine`) has three methods, shared with the OpenAI-compatible backend in
-``allocbias.serving``:
+``allocbias.scoring.serving``:
 
 ``pointwise(prompts, labels)``
     score(a) = sum_y P_n(y | prompt(a)) * gamma_y, with P_n the next-token probabilities of the label
@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .name_matching import fold_name, name_spans
-from .prompts import label_variants
+from ..audited.name_matching import fold_name, name_spans
+from ..audited.prompts import label_variants
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ __all__ = [
     "PromptGroup",
     "label_score",
     "label_token_ids",
-    "label_variants",  # allocbias.prompts.label_variants, the rule of both engines
+    "label_variants",  # allocbias.audited.prompts.label_variants, the rule of both engines
     "parse_pair_answer",
     "plan_batches",
     "plan_groups",
@@ -291,8 +291,8 @@ class LocalEngine:
 
     Parameters
     ----------
-    model : a :class:`allocbias.models.LoadedModel`, or a name/path passed to
-        :func:`allocbias.models.load_model` (float32, no quantisation).
+    model : a :class:`allocbias.scoring.models.LoadedModel`, or a name/path passed to
+        :func:`allocbias.scoring.models.load_model` (float32, no quantisation).
     batch_size : default number of prompts (suffixes) per forward pass.
     share_prefix : compute shared prompt prefixes once (see :func:`plan_groups`).
     min_prefix_tokens : shortest prefix worth a separate forward pass.
@@ -633,7 +633,7 @@ def _first_position(text: str, keys: Sequence[str]) -> float:
 def parse_pair_answer(answer: str, name_a: str, name_b: str) -> str:
     """Which candidate a pairwise answer picks: ``"a"``, ``"b"``, ``"tie"`` or ``"undetected"``.
 
-    Names are found by :mod:`allocbias.name_matching`, the matcher of every task (whole words,
+    Names are found by :mod:`allocbias.audited.name_matching`, the matcher of every task (whole words,
     case-insensitive, diacritics and apostrophes inside words dropped, quotes and punctuation around a name
     ignored, elisions part of a name). Unlike the other tasks, a hyphen counts as a boundary here ("Bolden" is
     found in "Diaz-Bolden"): the committed pairwise winners were parsed so. A candidate is found by the full

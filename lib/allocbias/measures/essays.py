@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import data as D
+from ..audited import data as D
 from .intervals import cluster_bootstrap, percentile_intervals
 from .selection import allocation_gaps, draw_random_pools
 
@@ -30,7 +30,7 @@ HUMAN = "human"
 def grader_table(scores: pd.DataFrame, *, human: str = "rating") -> pd.DataFrame:
     """One row per essay that every system in ``scores`` has graded, one score column per grader.
 
-    ``scores`` is long (:func:`allocbias.catalog.ellipse_scores`: one row per (system, essay) with ``essay_id``,
+    ``scores`` is long (:func:`allocbias.study.catalog.ellipse_scores`: one row per (system, essay) with ``essay_id``,
     ``system``, ``score``); the result keeps the essay columns (everything but the per-system columns), adds
     ``human`` (a copy of ``human``) and one column per system id holding its ``score``, in the essays' ``order``
     (if present). An essay that some system has not graded yet is left out, so every grader is compared on the
@@ -147,9 +147,9 @@ def essay_gap_intervals(
 ) -> pd.DataFrame:
     """:func:`essay_gaps` with percentile intervals from a bootstrap over essays, stratified by group.
 
-    Each replicate redraws every group's essays with replacement (:func:`allocbias.intervals.cluster_bootstrap`,
+    Each replicate redraws every group's essays with replacement (:func:`allocbias.measures.intervals.cluster_bootstrap`,
     cluster ``essay_id``, stratum the group) and recomputes :func:`essay_gaps` with the same pool seed; the
-    interval covers the sampling of essays and of pools. Long format (:func:`allocbias.intervals.percentile_intervals`):
+    interval covers the sampling of essays and of pools. Long format (:func:`allocbias.measures.intervals.percentile_intervals`):
     one row per (grouping, grader, k, group, metric) for the metrics ``dDP``, ``dEO`` and the
     ``*_minus_human`` differences.
 

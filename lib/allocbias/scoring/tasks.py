@@ -4,9 +4,9 @@ A :class:`Task` says what an item is (``items``: the prompt items built from the
 asked (``template``: the prompt template for a wording), how it is scored (``labels`` for a pointwise score, the
 engine's next-token probabilities of the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
 what comes back (``result``: the stored rows joined to the task's input table). Its ``params`` are the scoring
-parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.catalog`).
-:func:`score` is the one runner: it reads the task's table for a system, scores only the prompts the table lacks
-and returns the task's result table.
+parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.study.catalog`).
+:func:`allocbias.study.runs.score` is the one runner: it reads the task's table for a system, scores only the
+prompts the table lacks and returns the task's result table.
 
 The tasks of this study:
 
@@ -45,9 +45,9 @@ from .items import (
     resume_pairwise_items,
     resume_pointwise_items,
 )
-from .prompts import ESSAY_LABELS, RESUME_LABELS
+from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS
 
-__all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "join_scores", "pairwise_answers", "score", "task"]
+__all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "join_scores", "pairwise_answers", "task"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ def join_scores(candidates: pd.DataFrame, items: pd.DataFrame, table: pd.DataFra
 def pairwise_answers(pools: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """The pairwise ``items`` joined to their stored answers, with the ``winner`` parsed
     (:func:`allocbias.scoring.parse_pair_answer`: ``a``/``b``/``tie``/``undetected``) and the ``pair_id``."""
-    from .scoring import parse_pair_answer
+    from .engine import parse_pair_answer
 
     out = items.drop(columns=["messages"]).merge(table, on="prompt_id", how="left", validate="many_to_one")
     out["answer"] = out["answer"].fillna("")
@@ -92,7 +92,7 @@ def _answered(attempts: pd.DataFrame, items: pd.DataFrame, table: pd.DataFrame) 
 
 
 def _own_items(attempts: pd.DataFrame, wording: str) -> pd.DataFrame:
-    """HiringBloomberg's input table is its items already (:func:`allocbias.items.hiring_bloomberg_items`)."""
+    """HiringBloomberg's input table is its items already (:func:`allocbias.scoring.items.hiring_bloomberg_items`)."""
     require_columns(attempts, ["prompt_id", "messages"], "attempts")
     return attempts
 
@@ -105,7 +105,7 @@ class Task:
     """One scoring task of the study, declared once.
 
     ``items(inputs, wording)`` builds the prompt items (``prompt_id``, ``messages`` and the keys of the input);
-    ``templates`` maps each wording the task accepts to its key in :data:`allocbias.prompts.TEMPLATES`;
+    ``templates`` maps each wording the task accepts to its key in :data:`allocbias.audited.prompts.TEMPLATES`;
     ``params`` are the scoring parameters that change the numbers (part of the table's address: ``labels`` for
     a pointwise score, else ``max_new_tokens`` of a greedy answer); ``result(inputs, items, table)`` joins the
     stored rows to the input. ``hashes_jobs``: whether the job texts are part of the prompt hash (the essay
@@ -192,7 +192,7 @@ def task(name: str | Task) -> Task:
 class PublishedScores:
     """A published table of real large models' scores, declared with the fields of a :class:`Task` that apply:
     what an item is, the prompt its authors used, the model(s) that scored it, and ``load``, the verified loader of
-    the committed table (:mod:`allocbias.public_scores`). Read, never scored here."""
+    the committed table (:mod:`allocbias.audited.public_scores`). Read, never scored here."""
 
     name: str
     what: str
@@ -203,11 +203,11 @@ class PublishedScores:
 
 def _load(name: str) -> Callable[..., pd.DataFrame]:
     def load(*args: Any, **kwargs: Any) -> pd.DataFrame:
-        from . import public_scores
+        from ..audited import public_scores
 
         return getattr(public_scores, f"load_{name}")(*args, **kwargs)
 
-    load.__doc__ = f"The committed {name} table, verified against its data card (allocbias.public_scores.load_{name})."
+    load.__doc__ = f"The committed {name} table, verified against its data card (allocbias.audited.public_scores.load_{name})."
     return load
 
 
@@ -223,70 +223,3 @@ PUBLISHED: Mapping[str, PublishedScores] = {p.name: p for p in (
                     "a job and one résumé under a Bertrand-Mullainathan name; a numeric rating",
                     "gpt-3.5-turbo-0125 and gpt-5.1", _load("jderbysh")),
 )}
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# The runner
-# ----------------------------------------------------------------------------------------------------------------
-def score(
-    name: str | Task,
-    inputs: pd.DataFrame,
-    *,
-    system: Any = None,
-    served: Any = None,
-    engine: Any = None,
-    wording: str | None = None,
-    root: str | Path | None = None,
-    batch_size: int | None = None,
-    engine_batch_size: int | None = None,
-    command: str | None = None,
-    progress: bool | None = None,
-) -> pd.DataFrame:
-    """The result table of task ``name`` on ``inputs``: read its score table, score only the prompts it lacks.
-
-    Local scoring: ``system`` (a :class:`~allocbias.systems.System`) addresses the table
-    (:func:`allocbias.catalog.store_for`) and ``engine`` scores it (default: the system's model, loaded on first
-    use only, so reading a complete table loads nothing). Served scoring: ``served`` (an
-    :class:`allocbias.serving.OpenAIEngine`) both addresses the table (:func:`allocbias.catalog.served_store`)
-    and scores it, with ``wording`` (default ``"paper"``); a task that a server cannot score raises. The defaults
-    of ``batch_size``, ``engine_batch_size`` and ``progress`` are the task's.
-
-    >>> import tempfile
-    >>> from allocbias import data as D
-    >>> class Half:  # a stand-in engine: every candidate gets 0.5
-    ...     def pointwise(self, prompts, labels, **kw):
-    ...         return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
-    >>> from allocbias.systems import System
-    >>> cands = D.candidate_table(["retail"], names_per_group=1)
-    >>> table = score("resume_pointwise", cands, system=System("smollm2-135m-instruct"), engine=Half(),
-    ...               root=tempfile.mkdtemp(), progress=False)
-    >>> len(table), float(table["score"].mean())
-    (48, 0.5)
-    """
-    from .catalog import served_store, store_for
-    from .runs import TableEngine, score_missing
-
-    t = task(name)
-    batch_size = t.batch_size if batch_size is None else batch_size
-    engine_batch_size = t.engine_batch_size if engine_batch_size is None else engine_batch_size
-    progress = t.progress if progress is None else progress
-    if served is not None:
-        if system is not None or engine is not None:
-            raise ValueError("pass served (a server that scores and addresses the table) or system and engine, "
-                             "not both")
-        if not t.served:
-            raise ValueError(f"task {t.name!r} is scored by local models only, not through a server")
-        wording = "paper" if wording is None else wording
-        items = t.items(inputs, wording)
-        store = served_store(served, t.name, t.wording(wording), root, command=command)
-        filler: Any = served
-    else:
-        if system is None:
-            raise ValueError(f"task {t.name!r}: pass system (the model that scores) or served (a server)")
-        wording = system.wording if wording is None else wording
-        items = t.items(inputs, wording)
-        store = store_for(system, t.name, root, command=command)
-        filler = TableEngine(system, engine, engine_batch_size, store)
-    table = score_missing(store, filler, items.drop_duplicates("prompt_id"), labels=t.labels,
-                          max_new_tokens=t.max_new_tokens, batch_size=batch_size, progress=progress)
-    return t.result(inputs, items, table)

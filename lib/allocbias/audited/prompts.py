@@ -21,7 +21,7 @@ Templates (:data:`TEMPLATES`, keyed ``"<task>/<wording>"``):
 
 :func:`prompt_hash` gives a content hash of messages or of a template for provenance; :func:`label_variants` the
 surface forms of an answer label that both engines (local, :mod:`allocbias.scoring`; served,
-:mod:`allocbias.serving`) sum into the label's probability.
+:mod:`allocbias.scoring.serving`) sum into the label's probability.
 """
 
 from __future__ import annotations

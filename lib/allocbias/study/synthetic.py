@@ -42,9 +42,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from allocbias import checks
-from allocbias.metrics import bias_table, score_shape
-from allocbias.selection import simulate
+from .. import checks
+from ..measures.metrics import bias_table, score_shape
+from ..measures.selection import simulate
 
 __all__ = [
     "CASES",

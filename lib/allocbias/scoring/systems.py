@@ -4,7 +4,7 @@ A *system under audit* (:class:`System`) is a model × numeric precision × prom
 at 8-bit answer differently from fp32, and a reworded question is a different screening tool. Its id is
 ``<model short name>-<precision>-<wording>`` (``smollm2-int8-paper``); a model behind an OpenAI-compatible
 server is labelled ``<served name>-served-<wording>`` (:func:`served_system_id`). Systems for models outside
-the study (a local folder, a ``.gguf`` file, a served model) are made by :mod:`allocbias.user_models`.
+the study (a local folder, a ``.gguf`` file, a served model) are made by :mod:`allocbias.scoring.user_models`.
 
 This module imports no other module of the study: items, catalog, runs and tables build on it.
 """
@@ -30,13 +30,13 @@ __all__ = [
     "systems",
 ]
 
-#: Models of the study (registry names of :mod:`allocbias.models`) and their short names in system ids.
+#: Models of the study (registry names of :mod:`allocbias.scoring.models`) and their short names in system ids.
 MODELS: dict[str, str] = {"smollm2-135m-instruct": "smollm2", "gemma3-270m": "gemma3"}
 
-#: Numeric precisions: name in system ids -> ``quantization`` argument of :func:`allocbias.models.load_model`.
+#: Numeric precisions: name in system ids -> ``quantization`` argument of :func:`allocbias.scoring.models.load_model`.
 PRECISIONS: dict[str, str | None] = {"fp32": None, "int8": "8bit", "nf4": "4bit"}
 
-#: Pointwise prompt wordings (see :data:`allocbias.prompts.TEMPLATES`).
+#: Pointwise prompt wordings (see :data:`allocbias.audited.prompts.TEMPLATES`).
 WORDINGS: tuple[str, ...] = ("paper", "direct")
 
 #: The systems of the study whose pointwise tables are committed (complete: 1,920 rows each) in data/scores.
@@ -49,8 +49,8 @@ STUDY_SYSTEMS: tuple[str, ...] = (
     "gemma3-fp32-direct",
 )
 
-#: Columns that identify a system in the tidy tables of :func:`allocbias.runs.pointwise_table` and
-#: :func:`allocbias.runs.pairwise_table`.
+#: Columns that identify a system in the tidy tables of :func:`allocbias.study.runs.pointwise_table` and
+#: :func:`allocbias.study.runs.pairwise_table`.
 SYSTEM_COLUMNS: tuple[str, ...] = ("system", "model", "precision", "wording")
 
 
@@ -88,7 +88,7 @@ class System:
         return f"{self.model}@{self.precision}"
 
     def load(self, device: str = "cpu") -> Any:
-        """Load the model at this precision (fp32 compute) with :func:`allocbias.models.load_model`, on
+        """Load the model at this precision (fp32 compute) with :func:`allocbias.scoring.models.load_model`, on
         ``device`` (``"cpu"`` or e.g. ``"cuda"``)."""
         from .models import load_model
 

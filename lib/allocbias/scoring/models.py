@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .datasets import file_sha256  # a .gguf model's fingerprint (also imported from here by user_models)
+from ..audited.datasets import file_sha256  # a .gguf model's fingerprint (also imported from here by user_models)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

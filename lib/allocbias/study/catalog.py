@@ -6,7 +6,7 @@ so a larger study adds rows to the same table and a smaller one reads a subset. 
 local system's table, :func:`served_store` a served model's; ``make book`` reuses the committed tables in
 ``data/scores/`` (:func:`scores_dir`). The readers (:func:`study_scores`, :func:`ellipse_scores`) load no model
 and score nothing; :func:`provenance_table` lists what made every table. Scoring the missing rows of a table
-is :mod:`allocbias.runs`.
+is :mod:`allocbias.study.runs`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import data as D
-from .items import ellipse_pointwise_items, resume_pointwise_items
-from .prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
-from .store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
-from .systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
-from .systems import parse_served_system, parse_system, served_system_id
-from .systems import systems as systems_grid
-from .tasks import TASKS, join_scores, task as _task
+from ..audited import data as D
+from ..scoring.items import ellipse_pointwise_items, resume_pointwise_items
+from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
+from ..scoring.store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
+from ..scoring.systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
+from ..scoring.systems import parse_served_system, parse_system, served_system_id
+from ..scoring.systems import systems as systems_grid
+from ..scoring.tasks import TASKS, join_scores, task as _task
 
 __all__ = [
     "PROVENANCE_COLUMNS",
@@ -71,7 +71,7 @@ def job_texts_hash(jobs: Mapping[str, D.Job] | None = None) -> str:
 # Addresses
 # ----------------------------------------------------------------------------------------------------------------
 #: Scoring parameters that change the numbers, per task (part of each table's address; declared in
-#: :data:`allocbias.tasks.TASKS`).
+#: :data:`allocbias.scoring.tasks.TASKS`).
 TASK_PARAMS: Mapping[str, Mapping[str, Any]] = {name: t.params for name, t in TASKS.items()}
 
 
@@ -80,7 +80,7 @@ def store_for(
     jobs: Mapping[str, D.Job] | None = None,
 ) -> ScoreStore:
     """The :class:`~allocbias.store.ScoreStore` of a (system, task): addressed by model@precision, the
-    template and job texts (prompt hash) and the task's parameters (:data:`allocbias.tasks.TASKS`)."""
+    template and job texts (prompt hash) and the task's parameters (:data:`allocbias.scoring.tasks.TASKS`)."""
     t = _task(task)
     template = TEMPLATES[t.template(system.wording)]
     if t.hashes_jobs:
@@ -95,7 +95,7 @@ def store_for(
 def served_store(
     engine: Any, task: str, wording: str = "paper", root: str | Path | None = None, *, command: str | None = None
 ) -> ScoreStore:
-    """The :class:`~allocbias.store.ScoreStore` of a served model (an :class:`allocbias.serving.OpenAIEngine`).
+    """The :class:`~allocbias.store.ScoreStore` of a served model (an :class:`allocbias.scoring.serving.OpenAIEngine`).
 
     Addressed like :func:`store_for` — same prompt hash (template and job texts) — but with the model key
     ``openai:<served model name>`` and the served engine's parameters (``backend``, ``prefill_mode``,
@@ -214,7 +214,7 @@ def clear_tables(
 # Readers
 # ----------------------------------------------------------------------------------------------------------------
 def with_system_columns(frame: pd.DataFrame, system: str, model: str, precision: str, wording: str) -> pd.DataFrame:
-    """``frame`` with the :data:`~allocbias.systems.SYSTEM_COLUMNS` in front (a copy)."""
+    """``frame`` with the :data:`~allocbias.scoring.systems.SYSTEM_COLUMNS` in front (a copy)."""
     frame = frame.copy()
     for position, (col, value) in enumerate(zip(SYSTEM_COLUMNS, (system, model, precision, wording))):
         frame.insert(position, col, value)
@@ -237,7 +237,7 @@ def study_scores(
     scored through an OpenAI-compatible server by chapter 2; :func:`served_pointwise_store`). A system
     whose table lacks some of these candidates raises ``ValueError`` naming the system, the table folder,
     how many rows are missing and the command that scores them (nothing is scored here: use
-    :func:`allocbias.runs.pointwise_table` or ``scripts/score_study.py``). Columns as :func:`allocbias.runs.pointwise_table`.
+    :func:`allocbias.study.runs.pointwise_table` or ``scripts/score_study.py``). Columns as :func:`allocbias.study.runs.pointwise_table`.
     """
     if isinstance(systems, (str, System)):
         systems = [systems]
@@ -292,7 +292,7 @@ def ellipse_scores(
     """The stored ``ellipse_pointwise`` grades of ``systems`` on ``essays``, loading no model and scoring nothing.
 
     ``essays`` defaults to :func:`allocbias.data.load_ellipse` (the study's 1,000-essay sample); ``systems`` to
-    every local system (:func:`allocbias.systems.systems` over all models and precisions, paper wording) whose table under
+    every local system (:func:`allocbias.scoring.systems.systems` over all models and precisions, paper wording) whose table under
     ``root`` (default ``data/scores``) holds at least one of these essays, or, with ``complete_only``, all of
     them. Returns one row per (system, scored essay): the essay columns, ``system``, ``score``,
     ``label_mass``, ``p_1`` .. ``p_5``, ``n_tokens``; essays a table has not reached yet are left out (so

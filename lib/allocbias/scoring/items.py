@@ -9,9 +9,9 @@
 ``essay_pointwise``, ``ellipse_pointwise``
     one prompt per essay, graded 1 to 5.
 
-The items join candidates (:mod:`allocbias.data`) and prompt templates (:mod:`allocbias.prompts`); they hold no
-scores. Each task is declared once in :mod:`allocbias.tasks`; where the scores of an item are kept is
-:mod:`allocbias.catalog`.
+The items join candidates (:mod:`allocbias.data`) and prompt templates (:mod:`allocbias.audited.prompts`); they hold no
+scores. Each task is declared once in :mod:`allocbias.scoring.tasks`; where the scores of an item are kept is
+:mod:`allocbias.study.catalog`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import data as D
-from ._renamed import renamed
-from .checks import require_columns  # re-exported: tables, runs and catalog import it from here
-from .prompts import essay_pointwise_messages, essay_pointwise_titled_messages, hiring_bloomberg_messages
-from .prompts import prompt_hash, resume_pairwise_messages, resume_pointwise_messages
+from ..audited import data as D
+from .._renamed import renamed
+from ..checks import require_columns  # re-exported: tables, runs and catalog import it from here
+from ..audited.prompts import essay_pointwise_messages, essay_pointwise_titled_messages, hiring_bloomberg_messages
+from ..audited.prompts import prompt_hash, resume_pairwise_messages, resume_pointwise_messages
 
 __all__ = [
     "candidate_id",
@@ -82,7 +82,7 @@ def pairwise_pools(candidates: pd.DataFrame, rounds: int, seed: int) -> pd.DataF
     Returns one row per (job, round, group): the candidate's columns plus ``round`` (0-based within the job)
     and ``candidate`` (:func:`candidate_id`). Pools come from :func:`allocbias.selection.draw_group_pools`.
     """
-    from .selection import draw_group_pools
+    from ..measures.selection import draw_group_pools
 
     require_columns(candidates, ["job", "resume_id", "full_name", "group"], "candidates")
     cands = candidates.sort_values(["job", "resume_id", "group", "full_name"], kind="stable").reset_index(drop=True)
@@ -144,7 +144,7 @@ def essay_pointwise_items(essays: pd.DataFrame) -> pd.DataFrame:
 
 
 def ellipse_pointwise_items(essays: pd.DataFrame) -> pd.DataFrame:
-    """One prompt per ELLIPSE essay (:func:`allocbias.prompts.essay_pointwise_titled_messages` on the essay's
+    """One prompt per ELLIPSE essay (:func:`allocbias.audited.prompts.essay_pointwise_titled_messages` on the essay's
     writing-prompt title, ``topic``): the essay table plus ``prompt_id`` (the first 20 hex digits of the prompt's
     SHA-256) and ``messages``, in the table's own order (:func:`allocbias.data.load_ellipse` gives the scoring
     order, so a partial run covers a random subset)."""
@@ -170,7 +170,7 @@ def hiring_bloomberg_items(
     two attempts with genders swapped slot by slot); the slot-level table is kept in the ``slots`` column
     attribute ``attrs["slots"]`` for answer parsing.
     """
-    from .genderbench import build_items, pivot_attempts
+    from ..measures.genderbench import build_items, pivot_attempts
 
     keys = list(jobs) if jobs is not None else list(D.JOBS)
     job_data = D.load_jobs(keys)

@@ -45,7 +45,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import httpx
 import numpy as np
 
-from .prompts import label_variants
+from ..audited.prompts import label_variants
 
 __all__ = [
     "BadLogprobsError",
@@ -54,7 +54,7 @@ __all__ = [
     "OpenAIEngine",
     "ServingError",
     "label_scores",
-    "label_variants",  # allocbias.prompts.label_variants, the rule of both engines
+    "label_variants",  # allocbias.audited.prompts.label_variants, the rule of both engines
     "llama_cpp_server",
     "redact_command",
     "redact_url",

@@ -1,8 +1,8 @@
 """Scoring the missing rows of a (system, task) table, locally or through a server, and several systems at once.
 
-Every task (:mod:`allocbias.tasks`) is scored through one path: the items of the task (:mod:`allocbias.items`), the
-table that keeps their scores (:mod:`allocbias.catalog`: :func:`~allocbias.catalog.store_for` for a local system,
-:func:`~allocbias.catalog.served_store` for a served model, addressed by what the served engine says of itself —
+Every task (:mod:`allocbias.scoring.tasks`) is scored through one path: the items of the task (:mod:`allocbias.scoring.items`), the
+table that keeps their scores (:mod:`allocbias.study.catalog`: :func:`~allocbias.study.catalog.store_for` for a local system,
+:func:`~allocbias.study.catalog.served_store` for a served model, addressed by what the served engine says of itself —
 model name, prefill mode, ``top_logprobs``, extra request fields), and an engine asked only for the rows the table
 lacks (:func:`allocbias.store.run_resumable`). Pointwise tasks ask the engine's ``pointwise`` (label
 probabilities), the others its greedy ``generate``. A local model is loaded on first use only
@@ -18,13 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from .catalog import with_system_columns
-from .items import require_columns
-from .store import ScoreStore, run_resumable
-from .systems import System, as_systems, served_system_id
-from .tasks import score
+from .catalog import served_store, store_for, with_system_columns
+from ..scoring.items import require_columns
+from ..scoring.store import ScoreStore, run_resumable
+from ..scoring.systems import System, as_systems, served_system_id
+from ..scoring.tasks import Task, task
 
-__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "score_missing", "timed"]
+__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "score", "score_missing", "timed"]
 
 
 class TableEngine:
@@ -52,7 +52,7 @@ def score_missing(
     store: ScoreStore, engine: Any, items: pd.DataFrame, *, labels: Mapping[str, float] | None = None,
     max_new_tokens: int | None = None, batch_size: int, progress: bool,
 ) -> pd.DataFrame:
-    """The one scoring path of every task (:func:`allocbias.tasks.score`): score the ``items`` (``prompt_id``, ``messages``) that ``store``
+    """The one scoring path of every task (:func:`score`): score the ``items`` (``prompt_id``, ``messages``) that ``store``
     lacks with ``engine`` — its ``pointwise`` with ``labels`` (columns ``score``, ``label_mass``, ``p_<label>``,
     ``n_tokens``), else its greedy ``generate`` of ``max_new_tokens`` (column ``answer``) — and return the stored
     table (one row per prompt id ever scored into it). ``engine`` is an engine (a served one) or the
@@ -68,6 +68,70 @@ def score_missing(
         return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
 
     return run_resumable(store, items[["prompt_id", "messages"]], score_batch, batch_size=batch_size, progress=progress)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The one runner of every task
+# ----------------------------------------------------------------------------------------------------------------
+def score(
+    name: str | Task,
+    inputs: pd.DataFrame,
+    *,
+    system: Any = None,
+    served: Any = None,
+    engine: Any = None,
+    wording: str | None = None,
+    root: str | Path | None = None,
+    batch_size: int | None = None,
+    engine_batch_size: int | None = None,
+    command: str | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """The result table of task ``name`` on ``inputs``: read its score table, score only the prompts it lacks.
+
+    Local scoring: ``system`` (a :class:`~allocbias.scoring.systems.System`) addresses the table
+    (:func:`allocbias.study.catalog.store_for`) and ``engine`` scores it (default: the system's model, loaded on first
+    use only, so reading a complete table loads nothing). Served scoring: ``served`` (an
+    :class:`allocbias.scoring.serving.OpenAIEngine`) both addresses the table (:func:`allocbias.study.catalog.served_store`)
+    and scores it, with ``wording`` (default ``"paper"``); a task that a server cannot score raises. The defaults
+    of ``batch_size``, ``engine_batch_size`` and ``progress`` are the task's.
+
+    >>> import tempfile
+    >>> from allocbias import data as D
+    >>> class Half:  # a stand-in engine: every candidate gets 0.5
+    ...     def pointwise(self, prompts, labels, **kw):
+    ...         return [{"score": 0.5, "label_mass": 1.0, "p_No": 0.5, "p_Yes": 0.5, "n_tokens": 9} for _ in prompts]
+    >>> from allocbias.scoring.systems import System
+    >>> cands = D.candidate_table(["retail"], names_per_group=1)
+    >>> table = score("resume_pointwise", cands, system=System("smollm2-135m-instruct"), engine=Half(),
+    ...               root=tempfile.mkdtemp(), progress=False)
+    >>> len(table), float(table["score"].mean())
+    (48, 0.5)
+    """
+    t = task(name)
+    batch_size = t.batch_size if batch_size is None else batch_size
+    engine_batch_size = t.engine_batch_size if engine_batch_size is None else engine_batch_size
+    progress = t.progress if progress is None else progress
+    if served is not None:
+        if system is not None or engine is not None:
+            raise ValueError("pass served (a server that scores and addresses the table) or system and engine, "
+                             "not both")
+        if not t.served:
+            raise ValueError(f"task {t.name!r} is scored by local models only, not through a server")
+        wording = "paper" if wording is None else wording
+        items = t.items(inputs, wording)
+        store = served_store(served, t.name, t.wording(wording), root, command=command)
+        filler: Any = served
+    else:
+        if system is None:
+            raise ValueError(f"task {t.name!r}: pass system (the model that scores) or served (a server)")
+        wording = system.wording if wording is None else wording
+        items = t.items(inputs, wording)
+        store = store_for(system, t.name, root, command=command)
+        filler = TableEngine(system, engine, engine_batch_size, store)
+    table = score_missing(store, filler, items.drop_duplicates("prompt_id"), labels=t.labels,
+                          max_new_tokens=t.max_new_tokens, batch_size=batch_size, progress=progress)
+    return t.result(inputs, items, table)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -110,7 +174,7 @@ class LazyEngine:
             if self._factory is not None:
                 self._engine = self._factory(self.system)
             else:
-                from .scoring import LocalEngine
+                from ..scoring.engine import LocalEngine
 
                 self._engine = LocalEngine(self.system.load(device=self._device), batch_size=self._batch_size)
         return self._engine
@@ -138,15 +202,15 @@ def pointwise_table(
 ) -> pd.DataFrame:
     """Pointwise scores of several systems as one tidy table: one row per (system, candidate).
 
-    Columns: :data:`~allocbias.systems.SYSTEM_COLUMNS` (``system`` id, ``model``, ``precision``, ``wording``), the candidate's
+    Columns: :data:`~allocbias.scoring.systems.SYSTEM_COLUMNS` (``system`` id, ``model``, ``precision``, ``wording``), the candidate's
     columns, then ``prompt_id``, ``score``, ``label_mass``, ``p_No``, ``p_Yes``, ``n_tokens`` — the output of
-    :func:`allocbias.tasks.score` of ``resume_pointwise`` per system, stacked in the order of ``systems``. Each system's rows come
+    :func:`score` of ``resume_pointwise`` per system, stacked in the order of ``systems``. Each system's rows come
     from its table under ``root`` (default: the committed ``data/scores``); only missing rows are scored,
     and a system's model is loaded only when one of its rows is missing.
 
-    ``served``: an :class:`allocbias.serving.OpenAIEngine`; then every listed system contributes only its
+    ``served``: an :class:`allocbias.scoring.serving.OpenAIEngine`; then every listed system contributes only its
     *wording*, the served model answers, and the rows are labelled
-    :func:`~allocbias.systems.served_system_id` with precision ``"server"``. ``engine_for``: optional callable
+    :func:`~allocbias.scoring.systems.served_system_id` with precision ``"server"``. ``engine_for``: optional callable
     ``System -> engine`` for local systems (e.g. a :class:`LazyEngine` shared by calls, or a stand-in).
 
     >>> import tempfile
@@ -160,7 +224,7 @@ def pointwise_table(
     >>> table = pointwise_table(pair, cands, root=root, engine_for=lambda s: Half())
     >>> table.groupby("system").size().to_dict(), list(table.columns[:4])
     ({'smollm2-fp32-direct': 48, 'smollm2-fp32-paper': 48}, ['system', 'model', 'precision', 'wording'])
-    >>> from allocbias.catalog import clear_tables
+    >>> from allocbias.study.catalog import clear_tables
     >>> len(clear_tables(["smollm2-fp32-paper"], "resume_pointwise", root))  # the next run scores again
     1
     """
@@ -197,7 +261,7 @@ def pairwise_table(
 ) -> pd.DataFrame:
     r"""Pairwise answers of several systems as one tidy table: one row per (system, job, round, pair, order).
 
-    Columns: :data:`~allocbias.systems.SYSTEM_COLUMNS` then those of the ``resume_pairwise`` task's result (``prompt_id``, ``job``,
+    Columns: :data:`~allocbias.scoring.systems.SYSTEM_COLUMNS` then those of the ``resume_pairwise`` task's result (``prompt_id``, ``job``,
     ``round``, ``cand_a``, ``cand_b``, ``name_a``, ``name_b``, ``order``, ``answer``, ``winner``, ``pair_id``).
     The pairwise prompt has one wording (the paper's), so ``wording`` is ``"paper"`` and two systems that
     differ only in their pointwise wording share one table. ``served`` and ``engine_for`` as in
@@ -205,7 +269,7 @@ def pairwise_table(
 
     >>> import tempfile
     >>> from allocbias import data as D
-    >>> from allocbias.items import pairwise_pools
+    >>> from allocbias.scoring.items import pairwise_pools
     >>> class First:  # a stand-in engine that always names the candidate shown first
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]

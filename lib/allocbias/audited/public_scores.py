@@ -1,6 +1,6 @@
 """Scores that real large language models gave in three public hiring audits, as tidy tables.
 
-Each loader reads a table committed under ``data/`` through :func:`allocbias.datasets.read_csv` (so its SHA-256
+Each loader reads a table committed under ``data/`` through :func:`allocbias.audited.datasets.read_csv` (so its SHA-256
 is checked against its data card), validates every column (an error names the file, the column and the line) and
 returns one row per scored candidate with the group labels the book uses. A call that gave no usable score is
 kept as a row with ``valid = False`` and a missing ``score``; nothing is dropped.

@@ -1,7 +1,7 @@
 """The analysis tables the chapters read: from scores to quality separation, selection rates and allocation gaps.
 
-Every function takes a tidy score table (one row per system and candidate, :func:`allocbias.catalog.study_scores`
-or :func:`allocbias.runs.pointwise_table`; pairwise answers from :func:`allocbias.runs.pairwise_table`) and
+Every function takes a tidy score table (one row per system and candidate, :func:`allocbias.study.catalog.study_scores`
+or :func:`allocbias.study.runs.pointwise_table`; pairwise answers from :func:`allocbias.study.runs.pairwise_table`) and
 returns a table per cell of ``by`` (a system) and subtask (a job). The quantities are defined on the book page
 ``book/definitions.md``: the rank-biserial ``rabbi`` and the average gap (:mod:`allocbias.metrics`), the
 selection rates ``phi`` and ``psi`` and the allocation gaps ``dDP`` and ``dEO`` of top-``k`` selection from pools
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from . import data as D
-from ._renamed import renamed
-from .items import require_columns
+from ..audited import data as D
+from .._renamed import renamed
+from ..scoring.items import require_columns
 
 __all__ = ["allocation_table", "pairwise_study_points", "pool_selection_table", "quality_separation", "study_points"]
 
@@ -38,7 +38,7 @@ def quality_separation(
     >>> quality_separation(df, by=())[["better", "worse", "rabbi", "p_better"]].to_dict("records")[0]
     {'better': 'high', 'worse': 'low', 'rabbi': 0.5, 'p_better': 0.75}
     """
-    from .metrics import rabbi
+    from ..measures.metrics import rabbi
 
     by = list(by)
     require_columns(scores, [*by, score, quality], "scores")
@@ -103,7 +103,7 @@ def pool_selection_table(
     >>> pool_selection_table(df, 1, 10, 0)[["group", "phi", "psi", "tied_rounds"]].to_dict("list")
     {'group': ['A', 'B', 'C'], 'phi': [0.5, 0.5, 0.0], 'psi': [0.5, 0.5, 0.0], 'tied_rounds': [10, 10, 10]}
     """
-    from .selection import draw_group_pools, select_top_k, selection_rates
+    from ..measures.selection import draw_group_pools, select_top_k, selection_rates
 
     by = list(by)
     require_columns(scores, [*by, subtask, score, group, qualified], "scores")
@@ -159,7 +159,7 @@ def allocation_table(
     >>> allocation_table(df, 1, 50, 0, reference="B")[["system", "job", "group", "dDP", "dEO"]].to_dict("records")
     [{'system': 's', 'job': 'j', 'group': 'A', 'dDP': 1.0, 'dEO': 1.0}]
     """
-    from .selection import simulate
+    from ..measures.selection import simulate
 
     by = list(by)
     require_columns(scores, [*by, subtask, score, group, qualified], "scores")
@@ -198,7 +198,7 @@ def study_points(
     >>> study_points(df, 1, 50, 0, reference="B")[["group", "k", "rabbi", "avg_gap", "dDP"]].round(3).to_dict("records")
     [{'group': 'A', 'k': 1, 'rabbi': 1.0, 'avg_gap': 0.6, 'dDP': 1.0}]
     """
-    from .metrics import bias_table
+    from ..measures.metrics import bias_table
 
     by = list(by)
     require_columns(scores, [*by, subtask, score, "group", "qualified"], "scores")
@@ -233,24 +233,24 @@ def pairwise_study_points(
     (:func:`allocbias.metrics.pairwise_gap_table`); ``_qualified`` versions use qualified candidates (and
     pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
 
-    ``answers`` is :func:`allocbias.runs.pairwise_table` output (or :func:`allocbias.tasks.score` of ``resume_pairwise`` with
-    the ``by`` columns added); ``pools`` is :func:`allocbias.items.pairwise_pools` output, which names each pool's candidates and their
+    ``answers`` is :func:`allocbias.study.runs.pairwise_table` output (or :func:`allocbias.study.runs.score` of ``resume_pairwise`` with
+    the ``by`` columns added); ``pools`` is :func:`allocbias.scoring.items.pairwise_pools` output, which names each pool's candidates and their
     ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
 
     >>> class First:  # names the candidate shown first: every pair is inconsistent, so every score ties
     ...     def generate(self, prompts, **kw):
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
     >>> import tempfile
-    >>> from allocbias.items import pairwise_pools
-    >>> from allocbias.runs import pairwise_table
+    >>> from allocbias.scoring.items import pairwise_pools
+    >>> from allocbias.study.runs import pairwise_table
     >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 30, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> pts = pairwise_study_points(answers, pools, 1)
     >>> len(pts), float(pts["dDP"].abs().max()), float(pts["rabbi"].abs().max()), float(pts["avg_gap"].max())
     (7, 0.0, 0.0, 0.0)
     """
-    from .metrics import pairwise_gap_table, pairwise_points, rabbi
-    from .selection import allocation_gaps
+    from ..measures.metrics import pairwise_gap_table, pairwise_points, rabbi
+    from ..measures.selection import allocation_gaps
 
     by = list(by)
     keys = [*by, subtask]

@@ -1,6 +1,6 @@
 """Systems for models that are not in the study: a local Hugging Face folder, a ``.gguf`` file, a served model.
 
-The study's systems (:class:`allocbias.systems.System`) name a model of :data:`allocbias.models.REGISTRY`. Auditing
+The study's systems (:class:`allocbias.scoring.systems.System`) name a model of :data:`allocbias.scoring.models.REGISTRY`. Auditing
 another model must need no source edit, so this module derives a system from what the user points at:
 
 ``UserSystem``
@@ -8,7 +8,7 @@ another model must need no source edit, so this module derives a system from wha
     where ``<name>`` is the folder or file name (lower-cased, runs of other characters than ``a-z0-9._-`` replaced
     by ``_``); its store model key is ``local:<name>-<fingerprint[:16]>@<precision>``, so two different weights
     never share a score table even when their folders have the same name, and re-saving the same weights
-    elsewhere finds the table again. The fingerprint is the one :func:`allocbias.models.load_model` records as
+    elsewhere finds the table again. The fingerprint is the one :func:`allocbias.scoring.models.load_model` records as
     ``source_sha256``:
 
     - ``.gguf`` file: ``sha256(file)``;
@@ -17,10 +17,10 @@ another model must need no source edit, so this module derives a system from wha
 
 ``ServedSystem``
     a model behind an OpenAI-compatible server (``--base-url URL --model NAME``): id
-    :func:`allocbias.systems.served_system_id` (``<NAME>-served-<wording>``), model key ``openai:<NAME>``.
+    :func:`allocbias.scoring.systems.served_system_id` (``<NAME>-served-<wording>``), model key ``openai:<NAME>``.
 
-Both are :class:`~allocbias.systems.System` objects, so every function of the study that takes a system
-(:mod:`allocbias.catalog`, :mod:`allocbias.runs`) takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
+Both are :class:`~allocbias.scoring.systems.System` objects, so every function of the study that takes a system
+(:mod:`allocbias.study.catalog`, :mod:`allocbias.study.runs`) takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
 sentence what is wrong with an argument that names no model.
 """
 
@@ -129,7 +129,7 @@ class UserSystem(System):
         return f"local:{self.name}-{self.fingerprint[:16]}@{self.precision}"
 
     def load(self, device: str = "cpu") -> Any:
-        """Load the weights with :func:`allocbias.models.load_model`; the metadata gains ``path`` (as given) and
+        """Load the weights with :func:`allocbias.scoring.models.load_model`; the metadata gains ``path`` (as given) and
         must agree with the fingerprint (weights changed since the audit started raise ``ValueError``)."""
         from .models import load_model
 
@@ -172,7 +172,7 @@ class ServedSystem(System):
         return f"openai:{self.model}"
 
     def load(self, device: str = "cpu") -> Any:
-        raise ValueError(f"{self.id} is served: score it through allocbias.serving.OpenAIEngine, not load()")
+        raise ValueError(f"{self.id} is served: score it through allocbias.scoring.serving.OpenAIEngine, not load()")
 
 
 def resolve_system(model: str, precision: str = "fp32", wording: str = "paper", *,
@@ -206,7 +206,7 @@ def resolve_system(model: str, precision: str = "fp32", wording: str = "paper", 
 
 def system_label(system: System) -> dict[str, str]:
     """The columns that describe a system in the audit's tables: ``system`` (id), ``model``, ``precision``,
-    ``wording`` (:data:`allocbias.systems.SYSTEM_COLUMNS`), ``model`` being the registry name, path or served name.
+    ``wording`` (:data:`allocbias.scoring.systems.SYSTEM_COLUMNS`), ``model`` being the registry name, path or served name.
 
     >>> system_label(System("gemma3-270m"))
     {'system': 'gemma3-fp32-paper', 'model': 'gemma3-270m', 'precision': 'fp32', 'wording': 'paper'}

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import checks
-from .checks import require_columns
+from .. import checks
+from ..checks import require_columns
 
 __all__ = ["cluster_bootstrap", "percentile_intervals"]
 
