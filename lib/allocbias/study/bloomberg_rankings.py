@@ -496,6 +496,7 @@ def bloomberg_rankings_findings(
     for key, rate in (tiny_undetected_rates() if tiny is None else tiny).items():
         v[f"tiny_undetected_{key}"] = float(rate)
     v["refused_share"] = float(len(errors) / len(main_answers))
+    tables = {name: t.reset_index(drop=True) for name, t in tables.items()}
     return BloombergFindings(tables=tables, top1=k1, gaps=gaps, positions=pos, groups=groups,
                              fair_bound=float(fair_bound), level=float(level), values=v)
 
@@ -503,6 +504,14 @@ def bloomberg_rankings_findings(
 # --------------------------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------------------------
+def _err(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Error-bar lengths below and above ``column`` from its ``_low`` / ``_high`` interval (0 where a percentile
+    interval of few resamples does not contain the estimate)."""
+    est = frame[column].to_numpy(dtype=float)
+    return np.clip([est - frame[f"{column}_low"].to_numpy(dtype=float),
+                    frame[f"{column}_high"].to_numpy(dtype=float) - est], 0, None)
+
+
 def _legend(fig: plt.Figure, axes: Sequence[plt.Axes], *, ncol: int = 4) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=10, frameon=False,
@@ -523,8 +532,7 @@ def figure_impact_ratios(findings: BloombergFindings) -> plt.Figure:
             g = cell[cell["group"] == group].set_index("job").loc[jobs]
             y = np.arange(len(jobs)) + (gi - (len(findings.groups) - 1) / 2) * 0.1
             style = group_style(group)
-            ax.errorbar(g["impact_ratio"], y, xerr=[g["impact_ratio"] - g["impact_ratio_low"],
-                        g["impact_ratio_high"] - g["impact_ratio"]], fmt=style["marker"], ms=4, lw=0.9,
+            ax.errorbar(g["impact_ratio"], y, xerr=_err(g, "impact_ratio"), fmt=style["marker"], ms=4, lw=0.9,
                         color=style["color"], markerfacecolor=style["markerfacecolor"], label=group)
         ax.axvline(findings.fair_bound, color="black", ls="--", lw=1)
         ax.set_yticks(range(len(jobs)), jobs)
@@ -567,8 +575,7 @@ def figure_position_effect(findings: BloombergFindings) -> plt.Figure:
     colors = sns.color_palette("colorblind", 2)
     for i, (model, cell) in enumerate(pos.groupby("model")):
         x = cell["shown_position"] + (i - 0.5) * 0.2
-        ax.errorbar(x, cell["top_share"], yerr=[cell["top_share"] - cell["top_share_low"],
-                    cell["top_share_high"] - cell["top_share"]], fmt="os"[i % 2], color=colors[i % 2], label=model)
+        ax.errorbar(x, cell["top_share"], yerr=_err(cell, "top_share"), fmt="os"[i % 2], color=colors[i % 2], label=model)
     ax.axhline(1 / 8, color="black", ls="--", lw=1, label="blind to order (1/8)")
     label_axes(ax, title="How often the candidate in each shown position is ranked first",
                x="position in the prompt (0 = shown first)", y="share of answers ranked first")
