@@ -336,6 +336,8 @@ def bloomberg_rankings_findings(
     misspelt_table = rankings.misspelling_table(misspelt, main_prompts)
     tables["misspelt"] = (misspelt_table.pivot(index="group", columns="model", values=["n", "share"]).loc[groups])
     tables["misspelt"].columns = [f"{model}: {what}" for what, model in tables["misspelt"].columns]
+    for model in MODELS:
+        tables["misspelt"][f"{model}: n"] = tables["misspelt"][f"{model}: n"].fillna(0).astype(int)
     tables["misspelt"] = tables["misspelt"].reset_index()
     tables["misspelt"]["expected share"] = misspelt_table.groupby("group")["expected_share"].first().loc[groups].values
     matched = misspelt[misspelt["group"] != ""]
