@@ -64,6 +64,7 @@ STEREO_JOBS: Mapping[str, tuple[str, str]] = {"male_jobs": ("software engineer",
                                               "female_jobs": ("retail", "HR specialist")}
 #: Chapter 9's tiny models and the glue-key suffix of each (their committed HiringBloomberg answers).
 TINY_SYSTEMS: Mapping[str, str] = {"smollm2-fp32-paper": "smollm2", "gemma3-fp32-paper": "gemma3"}
+_RACE_COLOURS = (0, 1, 2, 4)  # colorblind's blue, orange, green and pink: no two of them are close hues
 _SIGNED = ("rabbi", "paired_rabbi", "avg_gap")  # correlated with signed ΔDP; the distances with |ΔDP|
 
 
@@ -71,7 +72,7 @@ _SIGNED = ("rabbi", "paired_rabbi", "avg_gap")  # correlated with signed ΔDP; t
 # small helpers (tested on synthetic data)
 # --------------------------------------------------------------------------------------------------------------
 def group_style(group: str) -> dict[str, Any]:
-    """Colour by race (seaborn's ``colorblind`` palette, four distinct hues) and marker / line style by gender
+    """Colour by race (four well separated hues of seaborn's ``colorblind`` palette) and marker / line style by gender
     (men: filled circle, solid line; women: open square, dashed line), so no two groups differ by shade alone.
 
     >>> group_style("Male White")["linestyle"], group_style("Female White")["linestyle"]
@@ -83,7 +84,8 @@ def group_style(group: str) -> dict[str, Any]:
     if race not in data.RACES or gender not in data.GENDERS:
         raise ValueError(f"group must be '<gender> <race>' with gender in {data.GENDERS} and race in "
                          f"{data.RACES}, got {group!r}")
-    color = sns.color_palette("colorblind", len(data.RACES))[list(data.RACES).index(race)]
+    palette = sns.color_palette("colorblind", 10)
+    color = [palette[i] for i in _RACE_COLOURS][list(data.RACES).index(race)]
     male = gender == "Male"
     return {"color": color, "marker": "o" if male else "s", "linestyle": "-" if male else "--",
             "markerfacecolor": color if male else "white"}
