@@ -1,0 +1,126 @@
+"""allocbias.study.hiring_bloomberg: the HiringBloomberg chapter's findings.
+
+The phrases are checked on hand-made frames; the findings function is run end to end on the items of one job and
+one ordering with synthetic answers (a system that always names the candidate on the last slot, and one that never
+names anybody), so no score table is read or written and no model is run (only the tokenizer is loaded)."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import re
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from allocbias import genderbench as G  # noqa: E402
+from allocbias.scoring import items  # noqa: E402
+from allocbias.study import hiring_bloomberg as H  # noqa: E402
+
+from .conftest import ROOT  # noqa: E402
+
+NOTEBOOK = ROOT / "notebooks" / "09_hiring_bloomberg.ipynb"
+LAST, SILENT = "smollm2-fp32-paper", "gemma3-fp32-paper"
+
+
+def test_module_doctests():
+    result = doctest.testmod(H, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
+
+
+def _overall(rows):
+    return pd.DataFrame(rows, columns=["answerer", "metric", "estimate", "ci_low", "ci_high", "n_items"])
+
+
+def test_describe_says_why_a_metric_is_undefined():
+    o = _overall([("a", "stereotype_rate", 0.25, 0.0, 0.5, 12)])
+    assert H.describe(o, "a", "stereotype_rate") == "0.250 (95% interval 0.000 to 0.500, 12 items)"
+    assert H.describe(o, "b", "stereotype_rate").startswith("undefined: it needs a detected item in each")
+    assert H.describe(o, "a", "masculine_rate") == "undefined: no detected item"
+    with pytest.raises(ValueError, match="overall"):
+        H.describe(pd.DataFrame({"answerer": ["a"]}), "a", "masculine_rate")
+
+
+def test_slot_text_names_the_winning_slot():
+    r = pd.DataFrame({"answerer": "a", "item_id": [0, 0, 1, 1], "attempt": [0, 1, 0, 1], "winner_slot": [3, 3, 3, 0]})
+    assert H.slot_text(r, "a", 8) == "75% of its detected answers name the CV on slot 3"
+
+
+def test_others_phrase_without_others():
+    assert H.others_phrase(_overall([]), pd.DataFrame(columns=["answerer", "winner_slot"]), [], 8) == H.NO_OTHERS
+
+
+def test_sample_size_check_by_hand():
+    out = H.sample_size_check(["retail"], seed=0, n_boot=50, seconds_per_prompt=36.0)
+    assert out["ex3_n_needed"] == 193  # ceil(1.96^2 / (8 * 0.05^2)) = ceil(192.08)
+    assert out["ex3_per_cell"] == int(np.ceil(193 / 4))
+    assert out["ex3_hours"] == pytest.approx(out["ex3_per_cell"] * 4 * 2 * 36.0 / 3600)
+    assert 0.02 < out["ex3_half_width"] < 0.1
+    with pytest.raises(ValueError, match="target"):
+        H.sample_size_check(["retail"], seed=0, n_boot=50, seconds_per_prompt=1.0, target=0.7)
+
+
+@pytest.fixture(scope="module")
+def findings():
+    attempts = items.hiring_bloomberg_items(1, 0, jobs=["retail"])
+    slots = attempts.attrs["slots"]
+    last = G.rule_answers(slots, "last", seed=0)
+    silent = last.assign(answer="Here is a list of resumes for the job.")
+    return H.hiring_bloomberg_findings(systems=[LAST, SILENT], n_orderings=1, jobs=["retail"], n_boot=50,
+                                       scores_root="unused", answers={LAST: last, SILENT: silent})
+
+
+def test_glue_values_have_the_chapter_s_keys_and_plain_types(findings):
+    values = findings.glue_values()
+    prose = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
+                      if c["cell_type"] == "markdown")
+    quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", prose))
+    assert quoted <= set(values), sorted(quoted - set(values))
+    for key, value in values.items():
+        assert type(value) in (int, float, str), (key, type(value))
+
+
+def test_findings_recover_the_planted_answerers(findings):
+    v = findings.glue_values()
+    assert v["main"] == LAST and v["n_items"] == 4 and v["n_attempts"] == 8 and v["n_slots"] == 8
+    # always the last slot: balanced by the swapped design, position effect 0, every answer detected
+    key = H.glue_key(LAST)
+    assert v[f"{key}_masculine_rate"] == 0.5 and v[f"{key}_position_effect"] == 0.0
+    assert v[f"{key}_undetected_rate_attempts"] == 0.0 and v["n_detected_attempts"] == 8
+    assert v["same_answer_share"] == 0.0  # the last slot holds another name in the second attempt
+    # the silent system: everything undefined but its undetected rates, and the phrases say so
+    assert v[f"{H.glue_key(SILENT)}_undetected_rate_items"] == 1.0
+    assert f"{H.glue_key(SILENT)}_masculine_rate" not in v
+    assert v["others_summary"].startswith(f"{SILENT}: undetected rate of attempts 1.000")
+    assert "it names no candidate" in v["others_text"]
+    assert v["stereotype_text"].startswith("undefined")  # one job only
+    assert v["heatmap_answerers"] == f"{LAST} and reference: random"
+    assert v["chance_share"] == 1 / 8
+    assert v["n_live"] == 0 and v["n_stored"] == 8
+    assert findings.overall["answerer"].tolist()[:2] == [LAST, SILENT]
+    assert findings.agreement["items with both attempts detected"].dtype.kind == "i"
+
+
+def test_figures_have_titled_axes_and_readable_legends(findings):
+    for fig in (H.figure_masculine_rate_per_job(findings), H.figure_job_race_heatmap(findings),
+                H.figure_winning_slots(findings)):
+        assert isinstance(fig, plt.Figure)
+        assert all(ax.get_title() for ax in fig.axes if ax.get_label() != "<colorbar>")
+        for ax in fig.axes:
+            if ax.get_legend():
+                assert all(t.get_fontsize() >= 9 for t in ax.get_legend().get_texts())
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"n_orderings": 0}, "n_orderings"), ({"n_boot": 0}, "n_boot"), ({"n_examples": 0}, "n_examples"),
+    ({"jobs": []}, "jobs"), ({"jobs": ["astronaut"]}, "jobs"), ({"systems": []}, "systems"),
+    ({"n_orderings": 2}, "scores_root"), ({"systems": ["no-such-model"]}, "no-such-model")])
+def test_bad_parameters_are_named(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        H.hiring_bloomberg_findings(**kwargs)
