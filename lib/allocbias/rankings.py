@@ -32,6 +32,7 @@ import pandas as pd
 from . import checks, datasets
 from ._renamed import renamed
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
+from .disaggregate import stratified_draws
 from .name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
 
 __all__ = [
@@ -421,8 +422,7 @@ def bootstrap_weights(n: int, n_boot: int, seed: Any) -> np.ndarray:
     """
     if n < 1 or n_boot < 1:
         raise ValueError(f"n and n_boot must be >= 1, got n={n}, n_boot={n_boot}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = next(stratified_draws([np.arange(n)], n_boot, seed))  # one stratum, one block: (n_boot, n) draws
     flat = (idx + n * np.arange(n_boot)[:, None]).ravel()
     return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
 
