@@ -160,9 +160,9 @@ def percentile_intervals(
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     lo, hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
     long_est = estimate.melt(id_vars=keys, value_vars=values, var_name="metric", value_name="estimate")
-    long_rep = replicates.melt(id_vars=keys, value_vars=values, var_name="metric", value_name="value")
-    long_rep = long_rep.dropna(subset=["value"])
-    grouped = long_rep.groupby([*keys, "metric"], sort=False)["value"]
+    long_rep = replicates.melt(id_vars=keys, value_vars=values, var_name="metric", value_name=" value")
+    long_rep = long_rep.dropna(subset=[" value"])  # (a name no metric column takes: " value", with a space)
+    grouped = long_rep.groupby([*keys, "metric"], sort=False)[" value"]
     bounds = pd.DataFrame({"ci_low": grouped.quantile(lo), "ci_high": grouped.quantile(hi),
                            "n_boot": grouped.size()}).reset_index()
     out = long_est.merge(bounds, on=[*keys, "metric"], how="left")
@@ -256,9 +256,9 @@ def _compare(table: pd.DataFrame, cells: list[str], group: str, metrics: list[st
                 pd.MultiIndex.from_frame(table[cells]) if len(cells) > 1 else table[cells[0]]).set_axis(values.index)
         else:
             base = overall[metrics].astype(float).iloc[[0] * len(values)].set_axis(values.index)
-        if ratio:
-            a, b = div(values, base), div(base, values)
-            out = a.where(a < b, b)
+        if ratio:  # a zero on one side only gives an infinite ratio the other way, so the minimum is 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = np.minimum(values / base, base / values)
         else:
             out = (values - base).abs()
         out = out.groupby([table[c] for c in cells], sort=False).transform("min" if ratio else "max") if cells \
