@@ -50,8 +50,8 @@ import pandas as pd
 from . import checks
 from .checks import require_columns
 
-__all__ = ["DIFFERENCE_METHODS", "Disaggregated", "cluster_replicates", "disaggregate", "percentile_intervals",
-           "stratified_draws"]
+__all__ = ["DIFFERENCE_METHODS", "Disaggregated", "cluster_replicates", "disaggregate", "percentile_bounds",
+           "percentile_intervals", "stratified_draws"]
 
 #: A metric: the name of a column (its mean over the rows of a group: a rate when the column is 0/1) or a
 #: function of the group's rows returning a number.
@@ -133,6 +133,18 @@ def cluster_replicates(
     for draw in stratified_draws([np.arange(n) for n in sizes], n_boot, seed, block=1):
         picks = draw[0]
         yield np.concatenate([np.concatenate([c[i] for i in picks[o:o + len(c)]]) for c, o in zip(cells, offsets)])
+
+
+def percentile_bounds(replicates: Any, confidence: float = 0.95, axis: int | None = 0) -> np.ndarray:
+    r"""The :math:`(1-c)/2` and :math:`(1+c)/2` quantiles of bootstrap replicates along ``axis`` (numpy's default
+    linear interpolation): an array whose first axis is (low, high). The array form of
+    :func:`percentile_intervals`, for replicates held in a matrix (:func:`allocbias.metrics.rabbi_test`,
+    :func:`allocbias.rankings.top_k_selection_table`).
+
+    >>> percentile_bounds(np.arange(11.0), 0.8).round(9).tolist()
+    [1.0, 9.0]
+    """
+    return np.quantile(replicates, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0], axis=axis)
 
 
 def percentile_intervals(

@@ -41,7 +41,7 @@ from scipy import stats
 from scipy.special import rel_entr
 
 from .checks import require_columns
-from .disaggregate import stratified_draws
+from .disaggregate import percentile_bounds, stratified_draws
 
 __all__ = [
     "ABS_GAP_METRICS",
@@ -323,7 +323,7 @@ def rabbi_test(
     if n_boot == 0:
         return RabbiTest(statistic, pvalue, x.size, y.size, alternative)
     boot = _bootstrap_rabbi(x, y, int(n_boot), np.random.default_rng(seed))
-    low, high = np.quantile(boot, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
+    low, high = percentile_bounds(boot, confidence, axis=None)
     return RabbiTest(statistic, pvalue, x.size, y.size, alternative, float(low), float(high), int(n_boot), confidence)
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 from . import checks, datasets
 from ._renamed import renamed
 from .data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
-from .disaggregate import stratified_draws
+from .disaggregate import percentile_bounds, stratified_draws
 from .name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
 
 __all__ = [
@@ -484,8 +484,7 @@ def top_k_selection_table(
             w = bootstrap_weights(n, n_boot, seed)
             reps = (w @ sel.reshape(n, -1) / n).reshape((n_boot,) + rate.shape)
             rep_stats = _rate_stats(reps, groups, reference)
-            q = [(1 - level) / 2, (1 + level) / 2]
-            bounds = {name: np.quantile(v, q, axis=0) for name, v in rep_stats.items()}
+            bounds = {name: percentile_bounds(v, level) for name, v in rep_stats.items()}
         for gi, g in enumerate(groups):
             for ki, kk in enumerate(ks):
                 row = dict(zip(by, key)) | {"group": g, "k": int(kk), "n_answers": n}
@@ -561,7 +560,7 @@ def position_top_shares(
         share = top.mean(axis=0)
         if n_boot:
             reps = bootstrap_weights(n, n_boot, seed) @ top / n
-            lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+            lo, hi = percentile_bounds(reps, level)
         for j, pos in enumerate(wide.columns):
             row = dict(zip(by, key)) | {"shown_position": int(pos), "n_answers": n, "top_share": float(share[j])}
             if n_boot:
