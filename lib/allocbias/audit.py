@@ -621,17 +621,19 @@ def label_mass_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -
     >>> label_mass_table(df)[["mean", "share_below_half", "share_score_above_half"]].to_dict("records")
     [{'mean': 0.6, 'share_below_half': 0.5, 'share_score_above_half': 0.5}]
     """
+    from .measures.disaggregate import disaggregate
+
     by = list(by)
     require_columns(scores, [*by, "label_mass", "score"], "scores")
-    grouped = scores.groupby(by, sort=False) if by else [((), scores)]
-    rows = []
-    for key, cell in grouped:
-        key = key if isinstance(key, tuple) else (key,)
-        mass = cell["label_mass"].to_numpy(dtype=float)
-        rows.append([*key, float(mass.mean()), float(mass.min()), float(np.median(mass)),
-                     float((mass < 0.5).mean()), float((cell["score"].to_numpy(dtype=float) > 0.5).mean()), len(cell)])
-    return pd.DataFrame(rows, columns=[*by, "mean", "min", "median", "share_below_half", "share_score_above_half",
-                                       "n"])
+
+    def mass(cell: pd.DataFrame) -> np.ndarray:
+        return cell["label_mass"].to_numpy(dtype=float)
+
+    metrics = {"mean": lambda c: float(mass(c).mean()), "min": lambda c: float(mass(c).min()),
+               "median": lambda c: float(np.median(mass(c))), "share_below_half": lambda c: float((mass(c) < 0.5).mean()),
+               "share_score_above_half": lambda c: float((c["score"].to_numpy(dtype=float) > 0.5).mean())}
+    table = disaggregate(scores, metrics, by=by, count="n", sort=False).by_group  # cells in order of appearance
+    return table[[*by, *metrics, "n"]]
 
 
 def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[str]) -> pd.DataFrame:

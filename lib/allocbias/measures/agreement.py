@@ -114,25 +114,27 @@ def agreement_table(
         raise ValueError(f"df lacks columns {missing}")
     if df[[score, human]].isna().any().any():
         raise ValueError(f"columns {score!r} and {human!r} must have no missing values")
+    from .disaggregate import disaggregate
+
     cats = np.asarray(labels, dtype=float)
-    groups = df.groupby(by, sort=True) if by else [((), df)]
-    rows = []
-    for key, cell in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        s = cell[score].to_numpy(dtype=float)
-        h = cell[human].to_numpy(dtype=float)
-        rho = float(stats.spearmanr(s, h).statistic) if np.ptp(s) > 0 and np.ptp(h) > 0 else float("nan")
+
+    def spearman(cell: pd.DataFrame) -> float:
+        s, h = cell[score].to_numpy(dtype=float), cell[human].to_numpy(dtype=float)
+        return float(stats.spearmanr(s, h).statistic) if np.ptp(s) > 0 and np.ptp(h) > 0 else float("nan")
+
+    def qwk(cell: pd.DataFrame) -> float:
+        s, h = cell[score].to_numpy(dtype=float), cell[human].to_numpy(dtype=float)
         rounded = np.clip(np.round((s - cats[0]) / (cats[1] - cats[0])), 0, cats.size - 1)
-        rounded = cats[rounded.astype(int)]
         try:
-            qwk = quadratic_weighted_kappa(rounded, h, labels=cats)
+            return quadratic_weighted_kappa(cats[rounded.astype(int)], h, labels=cats)
         except ValueError as exc:
             if "undefined" not in str(exc):
                 raise
-            qwk = float("nan")
-        rows.append({**dict(zip(by, key)), "n": int(s.size), "spearman": rho, "qwk": qwk,
-                     "mean_score": float(s.mean()), "mean_human": float(h.mean())})
-    return pd.DataFrame(rows)
+            return float("nan")
+
+    table = disaggregate(df, {"spearman": spearman, "qwk": qwk, "mean_score": score, "mean_human": human},
+                         by=by, count="n").by_group
+    return table if len(table) else pd.DataFrame([])  # no cell: an empty frame, as before
 
 
 def agreement_verdict(rhos: Sequence[float] | np.ndarray | pd.Series) -> str:

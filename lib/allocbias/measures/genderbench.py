@@ -34,6 +34,7 @@ from .._renamed import renamed
 from ..checks import require_columns
 from ..audited.data import GENDERS
 from ..audited.name_matching import fold_name, mention_order
+from .disaggregate import stratified_draws
 
 __all__ = [
     "FEMALE_STEREOTYPED_JOBS",
@@ -564,12 +565,10 @@ def _strata_codes(items: _Items, strata: Sequence[str]) -> np.ndarray:
 
 
 def _replicates(codes: np.ndarray, n_boot: int, seed: Any) -> Any:
-    """Yield blocks of stratified bootstrap index matrices (B x n): items resampled within each stratum."""
-    rng = np.random.default_rng(seed)
+    """Yield blocks of stratified bootstrap index matrices (B x n): items resampled within each stratum
+    (:func:`allocbias.measures.disaggregate.stratified_draws`, ``_BOOT_BLOCK`` replicates a block)."""
     members = [np.flatnonzero(codes == c) for c in range(int(codes.max()) + 1)]
-    for start in range(0, n_boot, _BOOT_BLOCK):
-        size = min(_BOOT_BLOCK, n_boot - start)
-        yield np.concatenate([m[rng.integers(m.size, size=(size, m.size))] for m in members], axis=1)
+    yield from stratified_draws(members, n_boot, seed, block=_BOOT_BLOCK)
 
 
 def _boot(

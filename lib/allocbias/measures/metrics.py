@@ -41,6 +41,7 @@ from scipy import stats
 from scipy.special import rel_entr
 
 from ..checks import require_columns
+from .disaggregate import percentile_bounds, stratified_draws
 
 __all__ = [
     "ABS_GAP_METRICS",
@@ -263,11 +264,11 @@ def _bootstrap_rabbi(a: np.ndarray, b: np.ndarray, n_boot: int, rng: np.random.G
     n_a, n_b = a.size, b.size
     out = np.empty(n_boot)
     chunk = max(1, 2_000_000 // (n_a + n_b))
-    for start in range(0, n_boot, chunk):
-        m = min(chunk, n_boot - start)
-        pooled = np.concatenate(
-            [a[rng.integers(0, n_a, size=(m, n_a))], b[rng.integers(0, n_b, size=(m, n_b))]], axis=1
-        )
+    both = np.concatenate([a, b])  # A and B are the two strata of the resampling
+    strata = [np.arange(n_a), np.arange(n_a, n_a + n_b)]
+    for start, idx in zip(range(0, n_boot, chunk), stratified_draws(strata, n_boot, rng, block=chunk)):
+        m = idx.shape[0]
+        pooled = both[idx]
         ranks = stats.rankdata(pooled, axis=1)
         u = ranks[:, :n_a].sum(axis=1) - n_a * (n_a + 1) / 2.0
         out[start : start + m] = 2.0 * u / (n_a * n_b) - 1.0
@@ -322,7 +323,7 @@ def rabbi_test(
     if n_boot == 0:
         return RabbiTest(statistic, pvalue, x.size, y.size, alternative)
     boot = _bootstrap_rabbi(x, y, int(n_boot), np.random.default_rng(seed))
-    low, high = np.quantile(boot, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
+    low, high = percentile_bounds(boot, confidence, axis=None)
     return RabbiTest(statistic, pvalue, x.size, y.size, alternative, float(low), float(high), int(n_boot), confidence)
 
 

@@ -34,6 +34,7 @@ from ..audited import datasets
 from .._renamed import renamed
 from ..audited.data import GENDERS, GROUPS, RACES, REFERENCE_GROUP
 from ..audited.name_matching import fold_marks, fold_name, fold_text, mention_order, name_spans, names_pattern
+from .disaggregate import percentile_bounds, stratified_draws
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -422,8 +423,7 @@ def bootstrap_weights(n: int, n_boot: int, seed: Any) -> np.ndarray:
     """
     if n < 1 or n_boot < 1:
         raise ValueError(f"n and n_boot must be >= 1, got n={n}, n_boot={n_boot}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = next(stratified_draws([np.arange(n)], n_boot, seed))  # one stratum, one block: (n_boot, n) draws
     flat = (idx + n * np.arange(n_boot)[:, None]).ravel()
     return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
 
@@ -485,8 +485,7 @@ def top_k_selection_table(
             w = bootstrap_weights(n, n_boot, seed)
             reps = (w @ sel.reshape(n, -1) / n).reshape((n_boot,) + rate.shape)
             rep_stats = _rate_stats(reps, groups, reference)
-            q = [(1 - level) / 2, (1 + level) / 2]
-            bounds = {name: np.quantile(v, q, axis=0) for name, v in rep_stats.items()}
+            bounds = {name: percentile_bounds(v, level) for name, v in rep_stats.items()}
         for gi, g in enumerate(groups):
             for ki, kk in enumerate(ks):
                 row = dict(zip(by, key)) | {"group": g, "k": int(kk), "n_answers": n}
@@ -562,7 +561,7 @@ def position_top_shares(
         share = top.mean(axis=0)
         if n_boot:
             reps = bootstrap_weights(n, n_boot, seed) @ top / n
-            lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+            lo, hi = percentile_bounds(reps, level)
         for j, pos in enumerate(wide.columns):
             row = dict(zip(by, key)) | {"shown_position": int(pos), "n_answers": n, "top_share": float(share[j])}
             if n_boot:
