@@ -31,6 +31,8 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "group_correlation": ("group_correlation_findings", "GroupCorrelationFindings"),
     "quota_sweep": ("quota_sweep_findings", "QuotaSweepFindings"),
     "score_shapes": ("score_shapes_findings", "ScoreShapeFindings"),
+    "hiring_bloomberg": ("hiring_bloomberg_findings", "HiringBloombergFindings"),
+    "bloomberg_rankings": ("bloomberg_rankings_findings", "BloombergFindings"),
     "real_scores": ("real_scores_findings", "RealScoreFindings"),
     "averages": ("averages_findings", "AveragesFindings"),
     "ll144_metrics": ("ll144_metrics_findings", "LL144MetricsFindings"),

@@ -413,7 +413,7 @@ def bloomberg_rankings_findings(
         for k in validity_ks:
             row = validity[(validity["metric"] == metric) & (validity["k"] == k)].iloc[0]
             v[f"r_{metric}_k{k}"] = float(row["r"])
-    for metric in ["rabbi", "avg_gap", "jsd", "emd"]:
+    for metric in metrics.STUDY_METRICS:
         v[f"paper_r_{metric}"] = float(paper_r[metric])
     disagree = points.assign(disagree=np.sign(points["avg_gap"]) != np.sign(points["dDP"]))
     by_k = disagree.groupby("k")["disagree"].sum()

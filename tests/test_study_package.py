@@ -1,0 +1,57 @@
+"""allocbias.study: every chapter has one findings function, listed once, and each chapter calls its own.
+
+The notebooks are thin (issue 23 item 1): no function definitions, one glue call, and the book's code in all
+chapters stays small enough to read."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import allocbias.study as study
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = {"catalog", "runs", "tables", "synthetic", "book", "reading"}
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _code(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def _lines(code: str) -> int:
+    return sum(1 for line in code.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def test_every_findings_module_is_listed_and_resolves():
+    modules = {p.stem for p in Path(study.__file__).parent.glob("*.py")} - PLAN - {"__init__"}
+    assert modules == set(study.FINDINGS)
+    for module, (function, result) in study.FINDINGS.items():
+        mod = importlib.import_module(f"allocbias.study.{module}")
+        assert callable(getattr(mod, function)) and isinstance(getattr(mod, result), type), module
+        assert getattr(study, function) is getattr(mod, function)
+        assert hasattr(getattr(mod, result), "glue_values"), f"{result} has no glue_values()"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        study.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_calls_one_findings_function_and_defines_nothing(path):
+    code = _code(path)
+    assert len(re.findall(r"\bglue\(", code)) == 1, "one glue call site"
+    assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.MULTILINE)
+    called = [f for f, _ in study.FINDINGS.values() if re.search(rf"\b{f}\(", code)]
+    assert len(called) == 1, called
+
+
+def test_the_book_s_code_stays_small():
+    """All chapters together: at most 1,000 code lines (blank and comment lines aside) and 60 glue calls."""
+    total = sum(_lines(_code(p)) for p in CHAPTERS)
+    glues = sum(len(re.findall(r"\bglue\(", _code(p))) for p in CHAPTERS)
+    assert total <= 1000, total
+    assert glues <= 60, glues
