@@ -22,7 +22,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 .PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
 
 # Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
-NBVAL_CHAPTERS := 03_decisions 12_why_averages_fail 13_local_law_144
+NBVAL_CHAPTERS := 03_decisions 11_real_model_scores 12_why_averages_fail 13_local_law_144 14_ll144_audits 15_real_essays
 
 help:
 	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"
@@ -73,7 +73,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory test-nbval
 
 # Execute the fast chapters (smoke profile) into build/nbval/, then re-execute those copies with nbval and compare
-# every output with the executed one; tests/nbval_sanitize.cfg masks timings only.
+# every output with the executed one; tests/nbval_sanitize.cfg masks timings and styled tables' random ids only.
 test-nbval: $(STAMP)
 	rm -rf build/nbval
 	$(PY) -m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/nbval
