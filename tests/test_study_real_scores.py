@@ -292,22 +292,48 @@ def test_findings_name_a_missing_data_set_or_column(frames):
 # ----------------------------------------------------------------------------------------------------------------
 # figures
 # ----------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def book_style():
+    """The book's style (seaborn's notebook context: the font sizes the chapter is drawn with), undone after."""
+    import matplotlib
+
+    from allocbias.plotting import use_book_style
+
+    with matplotlib.rc_context():
+        use_book_style()
+        yield
+
+
 def text_overlaps(fig) -> list[str]:
-    """Pairs of texts of a drawn figure that run into each other: every axes' title against every axis label, tick
-    label and other title of the figure, and the figure's title (suptitle) against all of them."""
+    """Texts of a drawn figure that run into a title or out of their place: every axes' title against every axis
+    label, tick label and other title of the figure, the figure's title (suptitle) against all of them, a y label
+    taller than its axes (its ends reach into the title's band), an x label wider than its axes and a title wider
+    than the figure.
+    Also used by the audit report's tests (tests/test_audit_figures.py)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    titles, labels = [], []
+    width = fig.bbox.width
+    titles, labels, found = [], [], []
     for n, ax in enumerate(fig.axes):
+        box = ax.get_window_extent(renderer)
         for t in (ax.title, ax._left_title, ax._right_title):
             if t.get_visible() and t.get_text():
                 titles.append((f"axes {n} title {t.get_text()!r}", t.get_window_extent(renderer)))
         for t in [ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels()]:
             if t.get_visible() and t.get_text():
                 labels.append((f"axes {n} label {t.get_text()!r}", t.get_window_extent(renderer)))
+        ylabel = ax.yaxis.label
+        if ylabel.get_visible() and ylabel.get_text():
+            extent = ylabel.get_window_extent(renderer)
+            if extent.height > box.height + 1:
+                found.append(f"axes {n} y label {ylabel.get_text()!r} is taller than its axes")
+        xlabel = ax.xaxis.label
+        if xlabel.get_visible() and xlabel.get_text() and xlabel.get_window_extent(renderer).width > box.width + 1:
+            found.append(f"axes {n} x label {xlabel.get_text()!r} is wider than its axes")
+        if ax.title.get_text() and ax.title.get_window_extent(renderer).width > width:
+            found.append(f"axes {n} title {ax.title.get_text()!r} is wider than the figure")
     if fig._suptitle is not None and fig._suptitle.get_text():
         titles.append(("suptitle", fig._suptitle.get_window_extent(renderer)))
-    found = []
     for i, (name, box) in enumerate(titles):
         for other, obox in [*titles[i + 1:], *labels]:
             if box.overlaps(obox):
@@ -325,13 +351,15 @@ def test_text_overlaps_finds_a_label_running_into_a_title():
         assert text_overlaps(fig)  # no layout: the lower title sits on the upper x label
         fig.tight_layout()
         assert text_overlaps(fig) == []
+        axes[0].set_ylabel("a y label far longer than its short axes")
+        assert any("taller than its axes" in o for o in text_overlaps(fig))
     finally:
         plt.close(fig)
 
 
 @pytest.mark.parametrize("name", ["figure_controls", "figure_lippens_points", "figure_lippens_rates", "figure_ndcg",
                                   "figure_shapes"])
-def test_figures_have_titled_labelled_axes_and_no_text_running_into_a_title(findings, name):
+def test_figures_have_titled_labelled_axes_and_no_text_running_into_a_title(findings, name, book_style):
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 

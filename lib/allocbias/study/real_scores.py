@@ -950,7 +950,7 @@ def figure_lippens_points(findings: RealScoreFindings, *, metrics: Sequence[str]
         ax.axvline(0, color="0.5", lw=0.8)
         unit = " (score points)" if metric == "avg_gap" else ""
         label_axes(ax, title=f"{METRIC_LABELS[metric]} against ΔDP at k = 1", x=METRIC_LABELS[metric] + unit,
-                   y="ΔDP (top-1 rate minus native men's)")
+                   y="ΔDP (top-1 rate\nminus native men's)")
     fig.tight_layout()
     return fig
 
@@ -1017,7 +1017,7 @@ def figure_ndcg(findings: RealScoreFindings) -> Any:
                      palette=_metric_colours(), marker="o", ax=ax, legend=j == 0)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         label_axes(ax, title=ranking, x="N (top places compared)",
-                   y="NDCG@N against the ranking by ΔDP" if j == 0 else "")
+                   y="NDCG@N against\nthe ranking by ΔDP" if j == 0 else "")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     axes[0, 0].get_legend().remove()
     keep = [i for i, label in enumerate(labels) if label not in ("metric", "control")]  # drop the section headers
