@@ -130,3 +130,13 @@ def test_report_figures_name_a_missing_column(tables):
         audit.figure_screening(tables["scores"].drop(columns="quality"))
     with pytest.raises(ValueError, match="place"):
         audit.figure_comparison(tables["place"].drop(columns="rms_dDP"), 1)
+
+
+def test_a_system_name_is_drawn_as_text_never_as_mathtext(tables):
+    place = tables["place"].assign(system=["a", "b", r"my$\undefinedcommand$model (this audit)"])
+    fig = audit.figure_comparison(place, 1)
+    try:
+        fig.canvas.draw()  # as mathtext, the unknown command would fail to parse
+        assert fig.axes[0].get_legend().get_texts()[2].get_text() == r"my\$\undefinedcommand\$model (this audit)"
+    finally:
+        plt.close(fig)

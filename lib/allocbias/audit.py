@@ -1026,11 +1026,13 @@ def figure_comparison(place: pd.DataFrame, k: int) -> Any:
     palette = system_palette(list(place["system"]))
     for _, row in place.iterrows():
         mine = "this audit" in row["system"]
+        label = row["system"].replace("$", r"\$")  # a name is text, never mathtext
         ax.scatter(row["p_better_high_low"], row["rms_dDP"], s=90 if mine else 50, color=palette[row["system"]],
-                   marker="*" if mine else "o", label=row["system"].replace("$", r"\$"))  # a name is text, never mathtext
+                   marker="*" if mine else "o", label=label)
     ax.legend(fontsize=9, bbox_to_anchor=(1.01, 1), loc="upper left")
     label_axes(ax, title=f"Screening ability and allocation gaps (k = {k})",
-               x="P(high-quality résumé outscores low)\n(0 to 1; 0.5 = chance)", y="RMS of ΔDP\nover groups and jobs")
+               x="P(high-quality résumé outscores low)\n(0 to 1; 0.5 = chance)",
+               y="RMS of ΔDP\nover groups and jobs")
     fig.tight_layout()
     return fig
 
