@@ -51,7 +51,8 @@ def test_one_glue_call_site():
     cells = json.loads(SOURCE.read_text())["cells"]
     source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert source.count("glue(") == 1
-    assert "def " not in source
+    for word in ("def ", "class ", "lambda"):
+        assert word not in source, word
 
 
 def test_counts_match_the_committed_tables(glued, lippens):

@@ -287,3 +287,131 @@ def test_findings_name_a_missing_data_set_or_column(frames):
     broken = dict(frames, lippens=frames["lippens"].drop(columns="vacancy_id"))
     with pytest.raises(ValueError, match="Lippens table has no column"):
         real_scores_findings(frames=broken, references=REFERENCES, n_perm=2, n_splits=1, n_boot=2)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# figures
+# ----------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def book_style():
+    """The book's style (seaborn's notebook context: the font sizes the chapter is drawn with), undone after."""
+    import matplotlib
+
+    from allocbias.plotting import use_book_style
+
+    with matplotlib.rc_context():
+        use_book_style()
+        yield
+
+
+def text_overlaps(fig) -> list[str]:
+    """Texts of a drawn figure that run into a title or out of their place: every axes' title against every axis
+    label, tick label and other title of the figure, the figure's title (suptitle) against all of them, a y label
+    taller than its axes (its ends reach into the title's band), an x label wider than its axes and a title wider
+    than the figure.
+    Also used by the audit report's tests (tests/test_audit_figures.py)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    titles, labels, found = [], [], []
+    for n, ax in enumerate(fig.axes):
+        box = ax.get_window_extent(renderer)
+        for t in (ax.title, ax._left_title, ax._right_title):
+            if t.get_visible() and t.get_text():
+                titles.append((f"axes {n} title {t.get_text()!r}", t.get_window_extent(renderer)))
+        for t in [ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels()]:
+            if t.get_visible() and t.get_text():
+                labels.append((f"axes {n} label {t.get_text()!r}", t.get_window_extent(renderer)))
+        ylabel = ax.yaxis.label
+        if ylabel.get_visible() and ylabel.get_text():
+            extent = ylabel.get_window_extent(renderer)
+            if extent.height > box.height + 1:
+                found.append(f"axes {n} y label {ylabel.get_text()!r} is taller than its axes")
+        xlabel = ax.xaxis.label
+        if xlabel.get_visible() and xlabel.get_text() and xlabel.get_window_extent(renderer).width > box.width + 1:
+            found.append(f"axes {n} x label {xlabel.get_text()!r} is wider than its axes")
+        if ax.title.get_text() and ax.title.get_window_extent(renderer).width > width:
+            found.append(f"axes {n} title {ax.title.get_text()!r} is wider than the figure")
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        titles.append(("suptitle", fig._suptitle.get_window_extent(renderer)))
+    for i, (name, box) in enumerate(titles):
+        for other, obox in [*titles[i + 1:], *labels]:
+            if box.overlaps(obox):
+                found.append(f"{name} runs into {other}")
+    return found
+
+
+def test_text_overlaps_finds_a_label_running_into_a_title():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 1, figsize=(4, 3))
+    axes[0].set_xlabel("a long x label\nover two lines")
+    axes[1].set_title("a title\nover two lines")
+    try:
+        assert text_overlaps(fig)  # no layout: the lower title sits on the upper x label
+        fig.tight_layout()
+        assert text_overlaps(fig) == []
+        axes[0].set_ylabel("a y label far longer than its short axes")
+        assert any("taller than its axes" in o for o in text_overlaps(fig))
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["figure_controls", "figure_lippens_points", "figure_lippens_rates", "figure_ndcg",
+                                  "figure_shapes"])
+def test_figures_have_titled_labelled_axes_and_no_text_running_into_a_title(findings, name, book_style):
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    fig = getattr(real_scores, name)(findings)
+    try:
+        assert isinstance(fig, Figure)
+        assert fig.axes and all(ax.get_title() for ax in fig.axes)
+        assert any(ax.get_xlabel() for ax in fig.axes) and any(ax.get_ylabel() for ax in fig.axes)
+        assert text_overlaps(fig) == []
+        for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]:
+            assert all(t.get_fontsize() >= 9 for t in legend.get_texts())  # readable at 1280 px
+        assert fig.get_figwidth() * fig.dpi <= 1280
+    finally:
+        plt.close(fig)
+
+
+def test_figure_contents_follow_the_findings(findings):
+    import matplotlib.pyplot as plt
+
+    figs = []
+    try:
+        fig = real_scores.figure_controls(findings)
+        figs.append(fig)
+        n_sets = findings.validity.loc[findings.validity["gap"] == "dDP", "data set"].nunique()
+        assert len(fig.axes) == 3 * n_sets
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert legend[-1] == "gap's split-half reliability" and len(legend) == len(real_scores.METRICS) + 1
+        fig = real_scores.figure_lippens_rates(findings)
+        figs.append(fig)
+        groups = findings.lippens_rates["group"].nunique()
+        assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == findings.lippens_rates.query(
+            "k == 1").sort_values("rate")["group"].iloc[0]
+        assert len(fig.axes[0].get_yticks()) == groups
+        fig = real_scores.figure_ndcg(findings)
+        figs.append(fig)
+        assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(findings.ndcg["ranking"]))
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert "metric" not in legend and "control" not in legend and "in-sample" in legend
+        fig = real_scores.figure_lippens_points(findings)
+        figs.append(fig)
+        n_points = len(findings.points.query("`data set` == @real_scores.DATASET_LABELS['lippens'] and k == 1"))
+        assert all(len(ax.collections[0].get_offsets()) == n_points for ax in fig.axes)
+    finally:
+        for fig in figs:
+            plt.close(fig)
+
+
+def test_figures_name_what_they_lack(findings):
+    import dataclasses
+
+    with pytest.raises(ValueError, match="findings.validity"):
+        real_scores.figure_controls(dataclasses.replace(findings, validity=findings.validity.drop(columns="k")))
+    with pytest.raises(ValueError, match="no Lippens point"):
+        others = findings.points[findings.points["data set"] != real_scores.DATASET_LABELS["lippens"]]
+        real_scores.figure_lippens_points(dataclasses.replace(findings, points=others))

@@ -28,7 +28,8 @@ The report's tables come from pure functions over the tidy score table (:func:`v
 Validity comes first: :func:`screening_verdict` decides whether the model screens at all (and whether the
 intervals can be read); where it does not, the report says so first and withholds four-fifths verdicts and
 "interval excludes 0" claims. Every user-controlled string in the report is escaped (:func:`html_table`,
-:func:`escape_markdown`).
+:func:`escape_markdown`). The report's figures are drawn by the ``figure_*`` functions (each returns a matplotlib
+Figure whose titles no axis or tick label runs into).
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ __all__ = [
     "AuditResult",
     "escape_markdown",
     "export_html",
+    "figure_comparison",
+    "figure_di_curve",
+    "figure_gaps",
+    "figure_rabbi",
+    "figure_screening",
     "format_interval",
     "html_table",
     "label_mass_table",
@@ -903,6 +909,129 @@ def html_table(frame: pd.DataFrame, precision: int = 3) -> Any:
     """
     return (frame.style.format(precision=precision, escape="html").format_index(escape="html", axis=1)
             .hide(axis="index"))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the report's figures
+# ----------------------------------------------------------------------------------------------------------------
+def _others(groups: Sequence[str], reference: str) -> list[str]:
+    return [g for g in groups if g != reference]
+
+
+def figure_screening(scores: pd.DataFrame) -> Any:
+    """Box plots of the scores (renormalised P(Yes)) per job and résumé quality: a screener separates the qualities.
+    Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .plotting import label_axes
+
+    require_columns(scores, ["job", "score", "quality"], "scores")
+    import warnings
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    with warnings.catch_warnings():  # seaborn passes matplotlib's deprecated ``vert`` (not ours to fix)
+        warnings.filterwarnings("ignore", message="vert: bool", category=DeprecationWarning)
+        sns.boxplot(scores, x="job", y="score", hue="quality", hue_order=list(D.QUALITIES), ax=ax, fliersize=2)
+    label_axes(ax, title="Scores by résumé quality", x="job", y="score: P(Yes),\nrenormalised (0 to 1)")
+    ax.legend(title="quality", bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def figure_gaps(selection: pd.DataFrame, groups: Sequence[str], ks: Sequence[int], *,
+                reference: str = D.REFERENCE_GROUP) -> Any:
+    """ΔDP and ΔEO of every group against ``reference`` over all jobs (rows ``job == ALL_JOBS`` of
+    :func:`selection_intervals`), one point per quota k with its 95% percentile interval (which need not be centred
+    on the estimate). Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import label_axes
+
+    require_columns(selection, ["job", "k", "group", "metric", "estimate", "ci_low", "ci_high"], "selection")
+    gaps = selection[(selection["job"] == ALL_JOBS) & selection["metric"].isin(["dDP", "dEO"])]
+    others = _others(groups, reference)
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), sharey=True, layout="constrained")
+    for ax, metric in zip(axes, ["dDP", "dEO"]):
+        d = gaps[gaps["metric"] == metric]
+        for i, kk in enumerate(ks):
+            dk = d[d["k"] == kk].set_index("group").reindex(others)
+            y = np.arange(len(dk)) + (i - (len(ks) - 1) / 2) * 0.22
+            ax.hlines(y, dk["ci_low"], dk["ci_high"], color=f"C{i}", lw=1.5)  # a percentile interval
+            ax.plot(dk["estimate"], y, "o", color=f"C{i}", label=f"k = {kk}")  # need not be centred on the estimate
+        ax.axvline(0, color="black", lw=1)
+        ax.set_yticks(np.arange(len(others)), others)
+        name = {"dDP": "ΔDP", "dEO": "ΔEO"}[metric]
+        label_axes(ax, title=f"{name} against {reference}", x=f"{name} (share of rounds)", y="")
+    axes[1].legend(title="quota", bbox_to_anchor=(1.01, 1), loc="upper left")
+    return fig
+
+
+def figure_rabbi(metrics: pd.DataFrame, groups: Sequence[str], *, reference: str = D.REFERENCE_GROUP) -> Any:
+    """RABBI of every group against ``reference`` over all jobs (rows of :func:`metric_intervals`) with its 95%
+    interval over names. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import label_axes
+
+    require_columns(metrics, ["job", "group", "metric", "estimate", "ci_low", "ci_high"], "metrics")
+    r = metrics[(metrics["job"] == ALL_JOBS) & (metrics["metric"] == "rabbi")].set_index("group").reindex(
+        _others(groups, reference))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.hlines(np.arange(len(r)), r["ci_low"], r["ci_high"], color="black", lw=1.5)
+    ax.plot(r["estimate"], np.arange(len(r)), "o", color="black")
+    ax.axvline(0, color="grey", lw=1)
+    ax.set_yticks(np.arange(len(r)), r.index)
+    label_axes(ax, title=f"RABBI against {reference} (95% interval over names)", x="RABBI (rank-biserial, -1 to 1)",
+               y="")
+    fig.tight_layout()
+    return fig
+
+
+def figure_di_curve(curve: pd.DataFrame, groups: Sequence[str]) -> Any:
+    """The impact-ratio curve of every group (:func:`allocbias.ll144.di_curve`: the ratio at every share p of
+    candidates rejected), with the four-fifths line and the median cut. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import group_palette, label_axes
+
+    require_columns(curve, list(groups), "curve")
+    palette = group_palette(list(groups))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for g in groups:
+        ax.plot(curve.index, curve[g], color=palette[g], lw=1.2, label=g)
+    ax.axhline(0.8, color="black", ls="--", lw=1, label="four fifths (0.8)")
+    ax.axvline(0.5, color="grey", ls=":", lw=1, label="median cut")
+    ax.set_ylim(-0.02, 1.05)
+    ax.legend(fontsize=9, bbox_to_anchor=(1.01, 1), loc="upper left")
+    label_axes(ax, title="Impact ratio at every cut (DI curve)", x="share of candidates rejected p (0 to 1)",
+               y="impact ratio DI_g(p) (0 to 1)")
+    fig.tight_layout()
+    return fig
+
+
+def figure_comparison(place: pd.DataFrame, k: int) -> Any:
+    """Each system of :func:`system_comparison` as one point: how well it screens (chance a high-quality résumé
+    outscores a low-quality one) against how unequally it allocates (RMS of ΔDP at quota ``k``); the audited
+    system (a name containing "this audit") is a star. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import label_axes, system_palette
+
+    require_columns(place, ["system", "p_better_high_low", "rms_dDP"], "place")
+    fig, ax = plt.subplots(figsize=(8.5, 4))
+    palette = system_palette(list(place["system"]))
+    for _, row in place.iterrows():
+        mine = "this audit" in row["system"]
+        label = row["system"].replace("$", r"\$")  # a name is text, never mathtext
+        ax.scatter(row["p_better_high_low"], row["rms_dDP"], s=90 if mine else 50, color=palette[row["system"]],
+                   marker="*" if mine else "o", label=label)
+    ax.legend(fontsize=9, bbox_to_anchor=(1.01, 1), loc="upper left")
+    label_axes(ax, title=f"Screening ability and allocation gaps (k = {k})",
+               x="P(high-quality résumé outscores low)\n(0 to 1; 0.5 = chance)",
+               y="RMS of ΔDP\nover groups and jobs")
+    fig.tight_layout()
+    return fig
 
 
 # ----------------------------------------------------------------------------------------------------------------

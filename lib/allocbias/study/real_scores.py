@@ -17,7 +17,8 @@ points, k = 1 up to half the pool) is set beside three controls (:func:`allocbia
 the same r with the group labels shuffled within pools (the permutation null: what a metric and a gap computed
 from the same scores share by sampling noise alone), the held-out r (the metric from one half of the pools or
 runs, the gap from the other) and the split-half reliability of the gap itself, the ceiling on any held-out r.
-:func:`real_scores_findings` computes all of it and returns a :class:`RealScoreFindings`.
+:func:`real_scores_findings` computes all of it and returns a :class:`RealScoreFindings`; the ``figure_*``
+functions draw the chapter's figures from it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ __all__ = [
     "boundary_tie_share",
     "choice_phrase",
     "control_verdict",
+    "figure_controls",
+    "figure_lippens_points",
+    "figure_lippens_rates",
+    "figure_ndcg",
+    "figure_shapes",
     "floor_phrase",
     "lead_phrase",
     "name_labels",
@@ -861,3 +867,183 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
     names, placebo = _row(table, "recinq", first_metric, 1), _row(table, "recinq_placebo", first_metric, 1)
     phrases["placebo_floor"] = floor_phrase(names, placebo, metric=first_metric)
     return scalars, phrases
+
+
+# --------------------------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------------------------
+#: The three columns of :func:`figure_controls`: the columns of the controls table and how the figure names them.
+CONTROL_LABELS: Mapping[str, str] = {"r": "in-sample r", "null_mean": "shuffled labels (null mean)",
+                                     "heldout_mean": "held-out r"}
+
+
+def _metric_colours() -> dict[str, Any]:
+    """The book's colour of each metric, keyed by its display label (:data:`allocbias.plotting.METRIC_LABELS`)."""
+    from ..plotting import METRIC_LABELS, metric_palette
+
+    return {METRIC_LABELS[m]: c for m, c in metric_palette(list(METRICS)).items()}
+
+
+def figure_controls(findings: RealScoreFindings) -> Any:
+    """Each metric's correlation with ΔDP across k, one row per data set: the in-sample Pearson r, the mean r with
+    the group labels shuffled within pools (the permutation null) and the held-out r, with the gap's split-half
+    reliability (black, dashed) beside the held-out r as the guide to its ceiling. Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    from ..plotting import METRIC_LABELS, label_axes
+
+    table = findings.validity
+    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "reliability"], "findings.validity")
+    ddp = table[table["gap"] == "dDP"]
+    long = ddp.melt(id_vars=["data set", "metric", "k"], value_vars=list(CONTROL_LABELS), var_name="control",
+                    value_name="correlation")
+    long["control"] = long["control"].map(CONTROL_LABELS)
+    long["metric"] = long["metric"].map(METRIC_LABELS)
+    first = "rabbi" if "rabbi" in set(ddp["metric"]) else str(ddp["metric"].iloc[0])
+    rel = ddp[ddp["metric"] == first]
+    datasets = list(dict.fromkeys(long["data set"]))
+    controls = list(CONTROL_LABELS.values())
+    fig, axes = plt.subplots(len(datasets), 3, figsize=(11, 2.7 * len(datasets)), sharey=True, squeeze=False)
+    for i, dataset in enumerate(datasets):
+        for j, control in enumerate(controls):
+            ax = axes[i, j]
+            part = long[(long["data set"] == dataset) & (long["control"] == control)]
+            sns.lineplot(part, x="k", y="correlation", hue="metric", palette=_metric_colours(), marker="o", ax=ax,
+                         legend=i == 0 and j == 0)
+            ax.axhline(0, color="0.5", lw=0.8)
+            if control == CONTROL_LABELS["heldout_mean"]:
+                own = rel[rel["data set"] == dataset]
+                ax.plot(own["k"], own["reliability"], color="black", ls="--", lw=1.2)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            label_axes(ax, title=f"{dataset}\n{control}", x="k (seats per pool)" if i == len(datasets) - 1 else "",
+                       y="Pearson r with ΔDP" if j == 0 else "")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[0, 0].get_legend().remove()
+    fig.suptitle("Each metric's correlation with the selection-rate gap, with and without its controls")
+    fig.tight_layout()
+    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "gap's split-half reliability"],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=10)
+    return fig
+
+
+def figure_lippens_points(findings: RealScoreFindings, *, metrics: Sequence[str] = ("rabbi", "avg_gap")) -> Any:
+    """The Lippens (job type, group) points at k = 1: each metric (RABBI, δ in score points) against the group's
+    top-1 selection-rate gap ΔDP to native Belgian men, one panel per metric. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..plotting import METRIC_LABELS, label_axes
+
+    points = findings.points
+    _require(points, ["data set", "k", "dDP", *metrics], "findings.points")
+    pts = points[(points["data set"] == DATASET_LABELS["lippens"]) & (points["k"] == 1)]
+    if pts.empty:
+        raise ValueError("findings.points holds no Lippens point at k = 1")
+    colours = _metric_colours()
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.8), sharey=True, squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        sns.scatterplot(pts, x=metric, y="dDP", s=12, alpha=0.5, color=colours[METRIC_LABELS[metric]], ax=ax)
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.axvline(0, color="0.5", lw=0.8)
+        unit = " (score points)" if metric == "avg_gap" else ""
+        label_axes(ax, title=f"{METRIC_LABELS[metric]} against ΔDP at k = 1", x=METRIC_LABELS[metric] + unit,
+                   y="ΔDP (top-1 rate\nminus native men's)")
+    fig.tight_layout()
+    return fig
+
+
+def figure_lippens_rates(findings: RealScoreFindings) -> Any:
+    """Pooled top-k selection rate of every Lippens group (k = 1 and 2) with its 95% bootstrap interval over
+    vacancies, groups ordered by their rate at k = 1. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import label_axes
+
+    rates = findings.lippens_rates
+    _require(rates, ["k", "group", "rate", "rate_low", "rate_high"], "findings.lippens_rates")
+    rates = rates.sort_values(["k", "rate"])
+    order = rates[rates["k"] == rates["k"].min()]["group"].tolist()
+    fig, ax = plt.subplots(figsize=(8, 6))
+    ks = sorted(set(rates["k"]))
+    for i, k in enumerate(ks):
+        part = rates[rates["k"] == k].set_index("group").loc[order]
+        offset = (i - (len(ks) - 1) / 2) * 0.3
+        y = [n + offset for n in range(len(order))]
+        ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["rate_low"], part["rate_high"] - part["rate"]],
+                    fmt="o", ms=4, color=("tab:blue", "tab:orange", "tab:green")[i % 3], label=f"k = {k}")
+    ax.set_yticks(range(len(order)), order)
+    ax.legend(title=None, loc="lower right")
+    n_pools = findings.scalars.get("lippens_n_pools")
+    where = f" over {n_pools:,} vacancies" if n_pools is not None else ""
+    label_axes(ax, title=f"Top-k selection rate per group{where} (95% intervals)",
+               x="selection rate (share of the group's candidates selected)", y="origin and sex")
+    fig.tight_layout()
+    return fig
+
+
+def figure_ndcg(findings: RealScoreFindings) -> Any:
+    """NDCG@N at k = 1 of each metric's ranking of systems against the ranking by ΔDP, one panel per ranking (re-cinq's
+    models, its placebo edits, its prompting strategies): in-sample (solid) and held out (dashed), beside a random
+    ordering (grey band: its mean to its 97.5th percentile) and the held-out NDCG of ΔDP's own ranking (black), the
+    most a metric's ranking can be expected to reach. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    from ..plotting import METRIC_LABELS, label_axes
+
+    ndcg = findings.ndcg
+    _require(ndcg, ["ranking", "metric", "k", "n", "ndcg", "heldout_mean", "random_ndcg", "random_hi",
+                    "gap_heldout_mean"], "findings.ndcg")
+    at_1 = ndcg[ndcg["k"] == 1]
+    nd = at_1.melt(id_vars=["ranking", "metric", "n"], value_vars=["ndcg", "heldout_mean"], var_name="control",
+                   value_name="NDCG")
+    nd["control"] = nd["control"].map({"ndcg": "in-sample", "heldout_mean": "held out"})
+    nd["metric"] = nd["metric"].map(METRIC_LABELS)
+    base = at_1[at_1["metric"] == ndcg["metric"].iloc[0]]
+    rankings = list(dict.fromkeys(nd["ranking"]))
+    fig, axes = plt.subplots(1, len(rankings), figsize=(11, 4.2), sharey=True, squeeze=False)
+    for j, ranking in enumerate(rankings):
+        ax = axes[0, j]
+        part = base[base["ranking"] == ranking]
+        ax.fill_between(part["n"], part["random_ndcg"], part["random_hi"], color="0.85", zorder=0)
+        ax.plot(part["n"], part["gap_heldout_mean"], color="black", lw=1.2)
+        sns.lineplot(nd[nd["ranking"] == ranking], x="n", y="NDCG", hue="metric", style="control",
+                     palette=_metric_colours(), marker="o", ax=ax, legend=j == 0)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        label_axes(ax, title=ranking, x="N (top places compared)",
+                   y="NDCG@N against\nthe ranking by ΔDP" if j == 0 else "")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[0, 0].get_legend().remove()
+    keep = [i for i, label in enumerate(labels) if label not in ("metric", "control")]  # drop the section headers
+    handles, labels = [handles[i] for i in keep], [labels[i] for i in keep]
+    fig.suptitle("Ranking systems by a bias metric, at k = 1")
+    fig.tight_layout()
+    fig.legend([*handles, Line2D([], [], color="black"), Patch(color="0.85")],
+               [*labels, "ΔDP's own ranking, held out", "random ordering: mean to 97.5th percentile"],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False, fontsize=10)
+    return fig
+
+
+def figure_shapes(findings: RealScoreFindings) -> Any:
+    """Skewness against excess kurtosis of each group's scores in each system, coloured by data set (groups whose
+    scores are constant, without a shape, left out). Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..plotting import label_axes
+
+    _require(findings.shapes, ["data set", "skewness", "excess_kurtosis"], "findings.shapes")
+    shapes = findings.shapes.dropna(subset=["skewness", "excess_kurtosis"])
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    sns.scatterplot(shapes, x="skewness", y="excess_kurtosis", hue="data set", s=14, alpha=0.6, ax=ax)
+    ax.legend(title=None, fontsize=9)
+    label_axes(ax, title="Shape of each group's score distribution per system", x="skewness", y="excess kurtosis")
+    fig.tight_layout()
+    return fig
