@@ -894,10 +894,15 @@ def escape_markdown(text: Any) -> str:
     so a model name, path or error message shows as typed and never becomes markup, a script or a link. (No
     well-kept library escapes Markdown; the rule is these two lines.)
 
+    Quotes stay quotes (``quote=False``): in text, outside any attribute, they are harmless, and their entities
+    (``&#x27;``) would show literally once ``#`` is escaped for Markdown.
+
     >>> escape_markdown("<img src=x onerror=alert(1)> [a](javascript:x)")
     '&lt;img src=x onerror=alert\\\\(1\\\\)&gt; \\\\[a\\\\]\\\\(javascript:x\\\\)'
+    >>> escape_markdown("['Female Asian']")
+    "\\\\['Female Asian'\\\\]"
     """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=True))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
 def html_table(frame: pd.DataFrame, precision: int = 3) -> Any:
