@@ -50,6 +50,8 @@ from .book import repo_root
 
 __all__ = [
     "PAIRWISE_CASES",
+    "PROVENANCE_COLUMNS",
+    "SCORE_COLUMNS",
     "ScoringFindings",
     "essay_status",
     "figure_essays",
@@ -78,6 +80,9 @@ _CASE_KEYS: Mapping[str, str] = {"consistent": "consistent win", "inconsistent":
 _STAT_KEYS: tuple[tuple[str, str], ...] = (
     ("regular", "regular"), ("tie", "tie"), ("undetected", "undetected"), ("inconsistent", "inconsistent"),
     ("empty answers", "empty"), ("first-shown of named", "first"))
+#: The columns of the scores table the chapter shows (the table has more: model parts, name parts, prompt id).
+SCORE_COLUMNS: tuple[str, ...] = ("system", "job", "resume_id", "quality", "group", "full_name", "score",
+                                  "label_mass", "p_Yes", "p_No")
 #: The provenance columns the chapter shows.
 PROVENANCE_COLUMNS: tuple[str, ...] = ("table", "kind", "system", "rows", "prompt_hash", "elapsed_s", "created_utc",
                                        "cpu", "gpu")
