@@ -46,7 +46,6 @@ from ..scoring.engine import label_variants
 from ..scoring.models import REGISTRY, load_tokenizer
 from ..scoring.systems import MODELS, PRECISIONS, WORDINGS, parse_system, served_system_id
 from ..scoring.systems import systems as system_grid
-from .book import repo_root
 
 __all__ = [
     "PAIRWISE_CASES",
@@ -464,7 +463,7 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
     prov = catalog.provenance_table(root) if provenance is None else provenance
     row = prov[(prov["kind"] == "resume_pointwise") & (prov["system"] == first)].iloc[0]
     s["n_tables"] = len(prov)
-    s["scores_root"] = str(root.relative_to(repo_root()) if root.is_relative_to(repo_root()) else root)
+    s["scores_root"] = str(root.relative_to(data.repo_root()) if root.is_relative_to(data.repo_root()) else root)
     s["prov_rows"] = int(row["rows"])
     s["prov_elapsed_min"] = float(row["elapsed_s"]) / 60
     s["prov_per_prompt"] = float(row["elapsed_s"]) / max(int(row["rows"]), 1)
