@@ -25,6 +25,8 @@ from typing import Any
 
 #: Each chapter's findings function and its result type, by the module that holds them (reading order).
 FINDINGS: dict[str, tuple[str, str]] = {
+    "task_and_data": ("task_and_data_findings", "TaskAndDataFindings"),
+    "scoring_checks": ("scoring_checks_findings", "ScoringFindings"),
     "decisions": ("decisions_findings", "DecisionFindings"),
     "predictive_validity": ("predictive_validity_findings", "PredictiveValidityFindings"),
     "model_selection": ("model_selection_findings", "ModelSelectionFindings"),
