@@ -268,7 +268,7 @@ def test_served_model_end_to_end_with_pairwise(tmp_path, stub, capsys):
 
 
 def test_user_model_folder_end_to_end_and_resume(tmp_path, tiny_model, capsys, monkeypatch):
-    from allocbias.scoring import engine
+    from allocbias import scoring
 
     out = tmp_path / "tiny"
     args = ["audit", "--model", str(tiny_model), *SLICE, *FAST, "--out", str(out)]
