@@ -12,19 +12,20 @@ probabilities), the others its greedy ``generate``. A local model is loaded on f
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .catalog import served_store, store_for, with_system_columns
+from .catalog import resolve_scores_root, served_store, store_for, study_scores, with_system_columns
 from ..scoring.items import require_columns
 from ..scoring.store import ScoreStore, run_resumable
 from ..scoring.systems import System, as_systems, served_system_id
 from ..scoring.tasks import Task, task
 
-__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "score", "score_missing", "timed"]
+__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "read_study_scores", "score", "score_missing",
+           "timed"]
 
 
 class TableEngine:
@@ -301,3 +302,23 @@ def timed(fn, *args, **kwargs) -> tuple[Any, float]:
     start = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - start
+
+
+def read_study_scores(
+    systems: Sequence[str], jobs: Sequence[str], *, names_per_group: int, seed: int, scores_root: str | Path,
+    scores: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, float]:
+    """A chapter's score table and the seconds it took to read: ``scores`` as given (0 seconds; a test's synthetic
+    table), else the stored scores of ``systems`` on ``jobs`` under ``scores_root``
+    (:func:`allocbias.study.catalog.resolve_scores_root`, ``""`` for the committed tables), read by
+    :func:`allocbias.study.catalog.study_scores` and timed with :func:`timed`.
+
+    >>> frame = pd.DataFrame({"score": [0.5]})
+    >>> read_study_scores(["smollm2-fp32-paper"], ["retail"], names_per_group=1, seed=0, scores_root="",
+    ...                   scores=frame)[1]
+    0.0
+    """
+    if scores is not None:
+        return scores, 0.0
+    return timed(study_scores, systems, jobs=jobs, names_per_group=names_per_group, seed=seed,
+                 root=resolve_scores_root(scores_root))
