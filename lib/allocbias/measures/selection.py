@@ -988,13 +988,12 @@ def exact_draw_rates(
     by : str, list of str or None
         Strata (pools are drawn within each).
     qualified : str or None
-        Boolean (or 0/1) column for ``rate_qualified`` (NaN for a group without a qualified candidate).
+        As in :func:`exact_pool_rates`.
 
     Returns
     -------
     DataFrame
-        Columns ``*by, group, k, rate, n`` (and ``rate_qualified, n_qualified``), one row per
-        (by..., group, k), sorted.
+        The table of :func:`exact_pool_rates`, same columns and rows.
 
     Examples
     --------
