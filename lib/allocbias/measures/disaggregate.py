@@ -50,8 +50,8 @@ import pandas as pd
 from .. import checks
 from ..checks import require_columns
 
-__all__ = ["DIFFERENCE_METHODS", "Disaggregated", "cluster_replicates", "disaggregate", "percentile_bounds",
-           "percentile_intervals", "stratified_draws"]
+__all__ = ["DIFFERENCE_METHODS", "Disaggregated", "cell_frames", "cluster_replicates", "disaggregate", "key_tuple",
+           "percentile_bounds", "percentile_intervals", "stratified_draws", "with_keys"]
 
 #: A metric: the name of a column (its mean over the rows of a group: a rate when the column is 0/1) or a
 #: function of the group's rows returning a number.
@@ -59,6 +59,47 @@ Metric = Union[str, Callable[[pd.DataFrame], Any]]
 
 #: The ways of comparing the groups of a cell (:meth:`Disaggregated.difference`, :meth:`Disaggregated.ratio`).
 DIFFERENCE_METHODS = ("to_reference", "to_best", "between_groups", "to_overall")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# cells
+# ----------------------------------------------------------------------------------------------------------------
+def key_tuple(key: object) -> tuple:
+    """A group key as a tuple (``groupby`` gives a bare value when it groups by one column name).
+
+    >>> key_tuple("retail"), key_tuple(("s", "retail"))
+    (('retail',), ('s', 'retail'))
+    """
+    return key if isinstance(key, tuple) else (key,)
+
+
+def cell_frames(frame: pd.DataFrame, by: Sequence[str], *, sort: bool = True,
+                dropna: bool = True) -> list[tuple[tuple, pd.DataFrame]]:
+    """The cells of ``frame`` by the columns ``by``: ``(key tuple, rows)`` pairs, observed keys only, sorted by key
+    (``sort``) or in order of appearance; without ``by`` one pair ``((), frame)``. ``dropna=False`` keeps the
+    rows whose key holds a missing value as cells of their own.
+
+    >>> frame = pd.DataFrame({"job": ["b", "a", "b"], "x": [1, 2, 3]})
+    >>> [(key, len(rows)) for key, rows in cell_frames(frame, ["job"])]
+    [(('a',), 1), (('b',), 2)]
+    >>> [(key, len(rows)) for key, rows in cell_frames(frame, [])]
+    [((), 3)]
+    """
+    if not by:
+        return [((), frame)]
+    return [(key_tuple(key), cell) for key, cell in frame.groupby(by, sort=sort, observed=True, dropna=dropna)]
+
+
+def with_keys(frame: pd.DataFrame, by: Sequence[str], key: Sequence[Any]) -> pd.DataFrame:
+    """``frame`` with the columns ``by`` in front, holding the cell's ``key`` (in place; returns ``frame``): how a
+    table computed on one cell of :func:`cell_frames` is labelled before the cells' tables are stacked.
+
+    >>> with_keys(pd.DataFrame({"rate": [0.5]}), ["system", "job"], ("s", "retail")).to_dict("records")
+    [{'system': 's', 'job': 'retail', 'rate': 0.5}]
+    """
+    for col, value in reversed(list(zip(by, key))):
+        frame.insert(0, col, value)
+    return frame
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -212,10 +253,8 @@ def _value(cell: pd.DataFrame, spec: Metric) -> Any:
 def _evaluate(frame: pd.DataFrame, keys: list[str], specs: Mapping[str, Metric], count: str | None,
               sort: bool) -> pd.DataFrame:
     """One row per cell of ``keys`` (one row in all without keys): the keys, ``count`` (rows) and each metric."""
-    cells = frame.groupby(keys, sort=sort, observed=True) if keys else [((), frame)]
     rows = []
-    for key, cell in cells:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, cell in cell_frames(frame, keys, sort=sort):
         row = dict(zip(keys, key))
         if count is not None:
             row[count] = len(cell)

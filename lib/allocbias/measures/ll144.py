@@ -66,6 +66,7 @@ import pandas as pd
 from scipy import stats
 
 from .._renamed import renamed
+from .disaggregate import cell_frames, with_keys
 
 __all__ = [
     "DEFAULT_GRID_POINTS",
@@ -1237,19 +1238,15 @@ def impact_ratio_table(
     if exclude_below is not None and not 0.0 <= float(exclude_below) < 1.0:
         raise ValueError(f"exclude_below must lie in [0, 1) or be None, got {exclude_below!r}")
     unk = _unknown_set(unknown)
-    cells = frame.groupby(by_cols, sort=False, dropna=False) if by_cols else [((), frame)]
     parts = []
-    for key, cell in cells:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, cell in cell_frames(frame, by_cols, sort=False, dropna=False):
         where = _where(by_cols, key)
         analyses = _analyses(cell, cols, total, margins, unk)
         if not analyses:
             raise ValueError(f"group column(s) {cols} have no rows to compare{where}: no label other than {total!r} or an unknown category")
         for used, rows in analyses:
             table = _one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where)
-            for c, v in reversed(list(zip(by_cols, key))):
-                table.insert(0, c, v)
-            parts.append(table)
+            parts.append(with_keys(table, by_cols, key))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -41,7 +41,7 @@ from scipy import stats
 from scipy.special import rel_entr
 
 from ..checks import require_columns
-from .disaggregate import percentile_bounds, stratified_draws
+from .disaggregate import key_tuple, percentile_bounds, stratified_draws
 
 __all__ = [
     "ABS_GAP_METRICS",
@@ -174,10 +174,6 @@ def _check_score_column(df: pd.DataFrame, score: str, group: str | None = None) 
             labels = pd.unique(df.loc[bad, group])
             where = f" in group(s) {list(labels)[:10]} of column {group!r}"
         raise ValueError(f"score column {score!r} has {int(bad.sum())} NaN/inf value(s){where}")
-
-
-def _as_key_tuple(key: object) -> tuple:
-    return key if isinstance(key, tuple) else (key,)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -533,7 +529,7 @@ def _shape_table(
     )
     constant = (agg["low"] == agg["high"]).to_numpy()
     if constant.any() and on_constant == "raise":
-        cells = [_as_key_tuple(k) for k in agg.index[constant][:5]]
+        cells = [key_tuple(k) for k in agg.index[constant][:5]]
         raise ValueError(
             f"score column {score!r} is constant in {int(constant.sum())} cell(s) of {keys}, e.g. {cells}: "
             "skewness and kurtosis are undefined (pass on_constant='nan' to get NaN for them explicitly)"
@@ -542,7 +538,7 @@ def _shape_table(
     if not bias:
         small = n < 4
         if small.any():
-            cells = [_as_key_tuple(k) for k in agg.index[small][:5]]
+            cells = [key_tuple(k) for k in agg.index[small][:5]]
             raise ValueError(
                 f"bias=False needs at least 4 scores per cell of {keys}; too few in {cells}"
             )
@@ -735,7 +731,7 @@ def bias_table(
 
     rows: list[list[object]] = []
     for cell_key, positions in cell_index.items():
-        cell = _as_key_tuple(cell_key) if by else ()
+        cell = key_tuple(cell_key) if by else ()
         where = f" in cell {dict(zip(by, cell))}" if by else ""
         cell_groups = pd.unique(labels[positions])
         by_group = pd.Series(positions).groupby(labels[positions], sort=True).indices
@@ -804,7 +800,7 @@ def _check_pairwise(df: pd.DataFrame, keys: list[str]) -> None:
         example = counts[bad].iloc[:3]
         raise ValueError(
             f"{int(bad.sum())} pair(s) of {pair_keys} do not have exactly one 'ab' and one 'ba' row, e.g. "
-            f"{[(_as_key_tuple(k), int(r.ab), int(r.ba)) for k, r in example.iterrows()]}"
+            f"{[(key_tuple(k), int(r.ab), int(r.ba)) for k, r in example.iterrows()]}"
             + ("" if keys else "; if pair_id repeats across models or subtasks, pass them as by=[...]")
         )
     n_cands = work.assign(cand_a=df["cand_a"], cand_b=df["cand_b"]).groupby(pair_keys, sort=False)[
@@ -814,7 +810,7 @@ def _check_pairwise(df: pd.DataFrame, keys: list[str]) -> None:
     if mixed.any():
         raise ValueError(
             f"{int(mixed.sum())} pair(s) name different cand_a/cand_b in their two rows, e.g. "
-            f"{_as_key_tuple(n_cands.index[mixed][0])}: cand_a/cand_b must be the pair's canonical order in both rows"
+            f"{key_tuple(n_cands.index[mixed][0])}: cand_a/cand_b must be the pair's canonical order in both rows"
         )
 
 

@@ -39,6 +39,7 @@ import pandas as pd
 
 from .. import checks
 from ..checks import require_columns
+from .disaggregate import key_tuple, with_keys
 
 __all__ = [
     "allocation_gaps",
@@ -190,8 +191,7 @@ def _strata(candidates: pd.DataFrame, by: list[str]) -> list[tuple[Any, np.ndarr
 
 
 def _key_text(by: list[str], key: Any) -> str:
-    key = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key))
+    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key_tuple(key)))
 
 
 def draw_group_pools(
@@ -688,9 +688,7 @@ def simulate(
                 raise
             raise ValueError(f"subtask {_key_text(by_cols, key)}: {exc}") from None
         local[rows] = -1
-        key_t = key if isinstance(key, tuple) else (key,)
-        for col, value in reversed(list(zip(by_cols, key_t))):
-            gaps.insert(0, col, value)
+        gaps = with_keys(gaps, by_cols, key_tuple(key))
         gaps["rounds"] = rounds
         frames.append(gaps)
     return pd.concat(frames, ignore_index=True)
@@ -990,13 +988,12 @@ def exact_draw_rates(
     by : str, list of str or None
         Strata (pools are drawn within each).
     qualified : str or None
-        Boolean (or 0/1) column for ``rate_qualified`` (NaN for a group without a qualified candidate).
+        As in :func:`exact_pool_rates`.
 
     Returns
     -------
     DataFrame
-        Columns ``*by, group, k, rate, n`` (and ``rate_qualified, n_qualified``), one row per
-        (by..., group, k), sorted.
+        The table of :func:`exact_pool_rates`, same columns and rows.
 
     Examples
     --------

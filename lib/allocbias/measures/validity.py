@@ -28,6 +28,7 @@ from scipy import stats
 
 from .. import checks
 from ..checks import require_columns
+from .disaggregate import cell_frames, key_tuple
 from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
 
 __all__ = [
@@ -80,16 +81,6 @@ def _numeric(df: pd.DataFrame, column: str, what: str) -> np.ndarray:
     if bad.any():
         raise ValueError(f"{what} column {column!r} has {int(bad.sum())} NaN/inf value(s)")
     return values
-
-
-def _as_key_tuple(key: object) -> tuple:
-    return key if isinstance(key, tuple) else (key,)
-
-
-def _cells(df: pd.DataFrame, by: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
-    if not by:
-        return [((), df)]
-    return [(_as_key_tuple(k), part) for k, part in df.groupby(by, sort=True, observed=True)]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -248,7 +239,7 @@ def validity_table(
     _check_frame(points, needed, "points")
     _check_keys(points, by, "points")
     rows = []
-    for cell, part in _cells(points, by):
+    for cell, part in cell_frames(points, by):
         for metric, gap, column in pairs:
             used = part[part[column].notna() & part[gap].notna()] if dropna else part
             x = _numeric(used, column, "points")
@@ -651,7 +642,7 @@ def ndcg_table(
     _check_frame(points, needed, "points")
     _check_keys(points, [*by, subtask, model], "points")
     rows = []
-    for cell, part in _cells(points, by):
+    for cell, part in cell_frames(points, by):
         where = f" in cell {dict(zip(by, cell))}" if by else ""
         present = pd.crosstab(part[subtask], part[model]) > 0
         if not present.to_numpy().all():
@@ -665,7 +656,7 @@ def ndcg_table(
         rankings: dict[str, dict] = {}
         for column in sorted({c for _, _, c in pairs} | set(gaps), key=str):
             ranked = fairness_ranking(part, column, [subtask], model=model)
-            rankings[column] = {_as_key_tuple(k)[0]: list(g[model]) for k, g in ranked.groupby(subtask, sort=True)}
+            rankings[column] = {key_tuple(k)[0]: list(g[model]) for k, g in ranked.groupby(subtask, sort=True)}
         for metric, gap, column in pairs:
             for st in rankings[gap]:
                 tau, sigma = rankings[column][st], rankings[gap][st]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import catalog, runs, tables
+from . import runs, tables
 from .. import checks
 from ..measures.metrics import STUDY_GAPS
 from ..audited import data
@@ -202,12 +202,11 @@ def decisions_findings(
     first = systems[0]
     if scores is None:
         n_candidates = len(data.candidate_table(jobs, names_per_group=names_per_group, seed=seed))
-        root = catalog.resolve_scores_root(scores_root)
-        scores, seconds = runs.timed(catalog.study_scores, systems, jobs=jobs, names_per_group=names_per_group,
-                                     seed=seed, root=root)
     else:
         checks.require_columns(scores, ["system", "job", "group", "score", "qualified"], "scores", nonempty=True)
-        n_candidates, seconds = int((scores["system"] == first).sum()), 0.0
+        n_candidates = int((scores["system"] == first).sum())
+    scores, seconds = runs.read_study_scores(systems, jobs, names_per_group=names_per_group, seed=seed,
+                                             scores_root=scores_root, scores=scores)
 
     # one selection round
     mine = scores[scores["system"] == first].reset_index(drop=True)

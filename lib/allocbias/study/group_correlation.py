@@ -26,7 +26,7 @@ import pandas as pd
 import seaborn as sns
 from scipy import stats
 
-from . import catalog, runs, tables
+from . import runs, tables
 from .. import checks
 from ..audited import data
 from ..measures import validity
@@ -196,12 +196,8 @@ def group_correlation_findings(
     checks.count(rounds, "rounds")
     reference = data.REFERENCE_GROUP
     others = [g for g in GROUP_ORDER if g != reference]
-    if scores is None:
-        root = catalog.resolve_scores_root(scores_root)
-        scores, seconds = runs.timed(catalog.study_scores, systems, jobs=jobs, names_per_group=names_per_group,
-                                     seed=seed, root=root)
-    else:
-        seconds = 0.0
+    scores, seconds = runs.read_study_scores(systems, jobs, names_per_group=names_per_group, seed=seed,
+                                             scores_root=scores_root, scores=scores)
     points = tables.study_points(scores, k, rounds, seed)
     n_per_group = len(systems) * len(jobs)
     g: dict[str, Any] = {name: int(value) for name, value in dict(

@@ -254,12 +254,8 @@ def model_selection_findings(
     checks.count(rounds, "rounds")
     n_systems, n_groups = len(systems), len(data.GROUPS)
     ns = sorted(set(ndcg_n))
-    if scores is None:
-        root = catalog.resolve_scores_root(scores_root)
-        scores, seconds = runs.timed(catalog.study_scores, systems, jobs=jobs, names_per_group=names_per_group,
-                                     seed=seed, root=root)
-    else:
-        seconds = 0.0
+    scores, seconds = runs.read_study_scores(systems, jobs, names_per_group=names_per_group, seed=seed,
+                                             scores_root=scores_root, scores=scores)
     points_all = tables.study_points(scores, sorted({k, k_eo}), rounds, seed)
     points = points_all[points_all["k"] == k].reset_index(drop=True)
     g: dict[str, Any] = {name: int(value) for name, value in dict(

@@ -12,19 +12,20 @@ probabilities), the others its greedy ``generate``. A local model is loaded on f
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .catalog import served_store, store_for, with_system_columns
+from .catalog import resolve_scores_root, served_store, store_for, study_scores, with_system_columns
 from ..scoring.items import require_columns
 from ..scoring.store import ScoreStore, run_resumable
 from ..scoring.systems import System, as_systems, served_system_id
 from ..scoring.tasks import Task, task
 
-__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "score", "score_missing", "timed"]
+__all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "read_study_scores", "score", "score_missing",
+           "timed"]
 
 
 class TableEngine:
@@ -230,23 +231,8 @@ def pointwise_table(
     """
     chosen = as_systems(systems)
     require_columns(candidates, ["job", "resume_id", "full_name", "group"], "candidates")
-    if served is not None and engine_for is not None:
-        raise ValueError("pass either served (an OpenAI-compatible engine) or engine_for (local engines), not both")
-    frames = []
-    if served is not None:
-        wordings = list(dict.fromkeys(s.wording for s in chosen))
-        for wording in wordings:
-            table = score("resume_pointwise", candidates, served=served, wording=wording, root=root,
-                          command=command, progress=progress)
-            frames.append(with_system_columns(table, served_system_id(served.model, wording), served.model, "server",
-                                          wording))
-    else:
-        for system in chosen:
-            engine = engine_for(system) if engine_for is not None else None
-            table = score("resume_pointwise", candidates, system=system, engine=engine, root=root,
-                          command=command, progress=progress)
-            frames.append(with_system_columns(table, system.id, system.model, system.precision, system.wording))
-    return pd.concat(frames, ignore_index=True)
+    return _stacked("resume_pointwise", candidates, chosen, lambda s: s.wording, served=served, engine_for=engine_for,
+                    root=root, command=command, progress=progress)
 
 
 def pairwise_table(
@@ -280,19 +266,32 @@ def pairwise_table(
     """
     chosen = as_systems(systems)
     require_columns(pools, ["job", "round", "candidate", "resume_id", "full_name"], "pools")
+    return _stacked("resume_pairwise", pools, chosen, lambda s: "paper", served=served, engine_for=engine_for,
+                    root=root, command=command, progress=progress)
+
+
+def _stacked(task_name: str, inputs: pd.DataFrame, chosen: list[System], wording_of: Any, *, served: Any,
+             engine_for: Any, root: str | Path | None, command: str | None, progress: bool) -> pd.DataFrame:
+    """:func:`score` of ``task_name`` per system, stacked with the system columns in front (the body of
+    :func:`pointwise_table` and :func:`pairwise_table`). ``wording_of(system)`` is the wording a row is labelled
+    with; with ``served``, the server answers once per distinct wording (and the row's system id names the served
+    model and that wording); without, each local system scores with its own wording (engine ``engine_for(system)``
+    when given)."""
     if served is not None and engine_for is not None:
         raise ValueError("pass either served (an OpenAI-compatible engine) or engine_for (local engines), not both")
     frames = []
     if served is not None:
-        table = score("resume_pairwise", pools, served=served, root=root, command=command, progress=progress)
-        frames.append(with_system_columns(table, served_system_id(served.model, "paper"), served.model, "server",
-                                      "paper"))
+        for wording in dict.fromkeys(wording_of(s) for s in chosen):
+            table = score(task_name, inputs, served=served, wording=wording, root=root, command=command,
+                          progress=progress)
+            frames.append(with_system_columns(table, served_system_id(served.model, wording), served.model, "server",
+                                              wording))
     else:
         for system in chosen:
             engine = engine_for(system) if engine_for is not None else None
-            table = score("resume_pairwise", pools, system=system, engine=engine, root=root, command=command,
+            table = score(task_name, inputs, system=system, engine=engine, root=root, command=command,
                           progress=progress)
-            frames.append(with_system_columns(table, system.id, system.model, system.precision, "paper"))
+            frames.append(with_system_columns(table, system.id, system.model, system.precision, wording_of(system)))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -301,3 +300,23 @@ def timed(fn, *args, **kwargs) -> tuple[Any, float]:
     start = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - start
+
+
+def read_study_scores(
+    systems: Sequence[str], jobs: Sequence[str], *, names_per_group: int, seed: int, scores_root: str | Path,
+    scores: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, float]:
+    """A chapter's score table and the seconds it took to read: ``scores`` as given (0 seconds; a test's synthetic
+    table), else the stored scores of ``systems`` on ``jobs`` under ``scores_root``
+    (:func:`allocbias.study.catalog.resolve_scores_root`, ``""`` for the committed tables), read by
+    :func:`allocbias.study.catalog.study_scores` and timed with :func:`timed`.
+
+    >>> frame = pd.DataFrame({"score": [0.5]})
+    >>> read_study_scores(["smollm2-fp32-paper"], ["retail"], names_per_group=1, seed=0, scores_root="",
+    ...                   scores=frame)[1]
+    0.0
+    """
+    if scores is not None:
+        return scores, 0.0
+    return timed(study_scores, systems, jobs=jobs, names_per_group=names_per_group, seed=seed,
+                 root=resolve_scores_root(scores_root))

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..audited import data as D
+from ..measures.disaggregate import cell_frames, with_keys
 from .._renamed import renamed
 from ..scoring.items import require_columns
 
@@ -62,13 +63,6 @@ def quality_separation(
                                        "rabbi", "p_better"])
 
 
-def _cells(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple, pd.DataFrame]]:
-    if not by:
-        return [((), frame)]
-    return [(key if isinstance(key, tuple) else (key,), cell)
-            for key, cell in frame.groupby(by, sort=False, observed=True)]
-
-
 def pool_selection_table(
     scores: pd.DataFrame,
     k: int | Sequence[int],
@@ -109,7 +103,7 @@ def pool_selection_table(
     require_columns(scores, [*by, subtask, score, group, qualified], "scores")
     ks = [int(k)] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else [int(x) for x in k]
     frames = []
-    for key, cell in _cells(scores, by):
+    for key, cell in cell_frames(scores, by, sort=False):
         cell = cell.reset_index(drop=True)
         pools = draw_group_pools(cell, rounds, seed, group=group, by=subtask)
         values = cell[score].to_numpy(dtype=float)
@@ -127,9 +121,7 @@ def pool_selection_table(
             frame["tied_rounds"] = fractional[:, block].sum(axis=1)[frame["k"].map({kk: i for i, kk in enumerate(ks)})]
             frame["rounds"] = rounds
             frame.insert(0, subtask, name)
-            for col, value in reversed(list(zip(by, key))):
-                frame.insert(0, col, value)
-            frames.append(frame)
+            frames.append(with_keys(frame, by, key))
     out = pd.concat(frames, ignore_index=True)
     return out.astype({"tied_rounds": np.int64, "rounds": np.int64})
 
@@ -164,12 +156,10 @@ def allocation_table(
     by = list(by)
     require_columns(scores, [*by, subtask, score, group, qualified], "scores")
     frames = []
-    for key, cell in _cells(scores, by):
+    for key, cell in cell_frames(scores, by, sort=False):
         gaps = simulate(cell.reset_index(drop=True), score, k, reference, rounds, seed, by=subtask, group=group,
                         qualified=qualified)
-        for col, value in reversed(list(zip(by, key))):
-            gaps.insert(0, col, value)
-        frames.append(gaps)
+        frames.append(with_keys(gaps, by, key))
     return pd.concat(frames, ignore_index=True)
 
 
