@@ -38,7 +38,8 @@ COMMANDS = {
     "scores": "allocbias ll144 data/ll144_example/scores.csv --out build/ll144-scores",
     "published": "allocbias ll144 build/bloomberg_counts.csv --unknown Missing/Unknown --out build/ll144-bloomberg",
 }
-PUBLISHED_SNIPPET = f'''from allocbias import data, datasets
+PUBLISHED_SNIPPET = f'''from allocbias import data
+from allocbias.audited import datasets
 
 audits = datasets.read_csv(data.data_dir() / "ll144_audits" / "audits.csv")
 rows = audits[(audits["audit_id"] == "{PUBLISHED_AUDIT}")
