@@ -369,7 +369,7 @@ def test_score_names_a_bad_system_in_one_line(capsys):
 ])
 def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, monkeypatch, capsys):
     """scripts/score_study.py is `allocbias score` under another name; provenance records what was typed."""
-    from allocbias.scoring import tasks
+    from allocbias.study import runs
 
     seen = {}
 
