@@ -951,13 +951,14 @@ def figure_gaps(selection: pd.DataFrame, groups: Sequence[str], ks: Sequence[int
     on the estimate). Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
 
+    from .measures.metrics import STUDY_GAPS
     from .plotting import label_axes
 
     require_columns(selection, ["job", "k", "group", "metric", "estimate", "ci_low", "ci_high"], "selection")
-    gaps = selection[(selection["job"] == ALL_JOBS) & selection["metric"].isin(["dDP", "dEO"])]
+    gaps = selection[(selection["job"] == ALL_JOBS) & selection["metric"].isin(STUDY_GAPS)]
     others = _others(groups, reference)
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), sharey=True, layout="constrained")
-    for ax, metric in zip(axes, ["dDP", "dEO"]):
+    for ax, metric in zip(axes, STUDY_GAPS):
         d = gaps[gaps["metric"] == metric]
         for i, kk in enumerate(ks):
             dk = d[d["k"] == kk].set_index("group").reindex(others)
