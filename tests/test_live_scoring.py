@@ -52,3 +52,27 @@ def test_chapter_9_with_a_new_scores_root_names_the_missing_rows(tmp_path):
                                                      r"rows.*live scoring is off; set the parameter live_scoring"):
         execute_notebook(ROOT / "notebooks" / "09_hiring_bloomberg.ipynb", tmp_path / "out.ipynb", params, cwd=ROOT)
     assert not any(empty.iterdir())  # nothing was scored or created
+
+
+def test_a_findings_function_forbids_live_scoring_for_its_own_reads_only(tmp_path):
+    """The chapters' findings functions run in the caller's process (a test session, a user's notebook), so the
+    setting they make is restored when they return or raise: scoring elsewhere in the process is not switched off."""
+    from allocbias.scoring.store import live_scoring
+
+    store = ScoreStore(tmp_path, kind="toy", model_key="m@fp32", prompt_hash="p", params={})
+    items = pd.DataFrame({"prompt_id": ["a"]})
+    with pytest.raises(MissingRowsError, match="set live_scoring"):
+        with live_scoring(False, how="set live_scoring"):
+            run_resumable(store, items, lambda b: b.assign(score=0.5), batch_size=1, progress=False)
+    out = run_resumable(store, items, lambda b: b.assign(score=0.5), batch_size=1, progress=False)
+    assert out["score"].tolist() == [0.5]
+
+
+def test_chapter_9_findings_leave_live_scoring_as_they_found_it(tmp_path):
+    from allocbias.scoring import store as store_module
+    from allocbias.study.hiring_bloomberg import hiring_bloomberg_findings
+
+    with pytest.raises(MissingRowsError):  # a fresh scores_root lacks every answer, and live scoring is off
+        hiring_bloomberg_findings(["smollm2-fp32-paper"], jobs=["retail"], n_orderings=1,
+                                  scores_root=str(tmp_path), live_scoring=False)
+    assert store_module._LIVE_SCORING["allowed"] is True

@@ -98,6 +98,7 @@ __all__ = [
     "content_hash",
     "find_table",
     "run_resumable",
+    "live_scoring",
     "set_live_scoring",
     "table_address",
 ]
@@ -844,11 +845,30 @@ def set_live_scoring(allowed: bool, *, how: str | None = None) -> None:
     first missing ``prompt_id`` values, the table's regenerating command and ``how`` (e.g. "set the chapter's
     parameter live_scoring to true"), before any model is loaded. The chapters that can score (2 and 9) set
     it from their ``live_scoring`` parameter, so a new or mistyped ``scores_root`` never starts hours of
-    scoring silently. A process-wide setting (not a context manager) because a notebook scores across cells.
+    scoring silently. A process-wide setting; :func:`live_scoring` sets it for one block and restores it.
     """
     if not isinstance(allowed, bool):
         raise ValueError(f"allowed must be True or False, got {allowed!r}")
     _LIVE_SCORING.update(allowed=allowed, how=how)
+
+
+@contextlib.contextmanager
+def live_scoring(allowed: bool, *, how: str | None = None) -> Iterator[None]:
+    """:func:`set_live_scoring` for the block of a ``with`` statement, the previous setting restored after it (also
+    when the block raises): a chapter's findings function forbids live scoring for its own reads only.
+
+    >>> with live_scoring(False, how="set live_scoring"):
+    ...     _LIVE_SCORING["allowed"]
+    False
+    >>> _LIVE_SCORING["allowed"]
+    True
+    """
+    before = dict(_LIVE_SCORING)
+    set_live_scoring(allowed, how=how)
+    try:
+        yield
+    finally:
+        _LIVE_SCORING.update(before)
 
 
 def run_resumable(

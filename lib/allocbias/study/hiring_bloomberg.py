@@ -222,120 +222,120 @@ def hiring_bloomberg_findings(
     if not audited:
         raise ValueError("systems is empty: give at least one system id")
     root = scores_root or catalog.scores_dir()
-    store.set_live_scoring(bool(live_scoring), how="set the parameter live_scoring to true to score them live "
-                           f"(into {root}), or point scores_root at a folder that holds them")
-    main = audited[0].id
-    ref = {f"ref_{r}": f"reference: {r}" for r in G.ANSWER_RULES}  # rule answerers, run on the same items
-    labels = {**{s.id: s.id for s in audited}, **ref}
-    v: dict[str, Any] = {}
+    with store.live_scoring(bool(live_scoring), how="set the parameter live_scoring to true to score them live "
+                           f"(into {root}), or point scores_root at a folder that holds them"):
+        main = audited[0].id
+        ref = {f"ref_{r}": f"reference: {r}" for r in G.ANSWER_RULES}  # rule answerers, run on the same items
+        labels = {**{s.id: s.id for s in audited}, **ref}
+        v: dict[str, Any] = {}
 
-    # the probe
-    attempts = items.hiring_bloomberg_items(n_orderings, seed, jobs=jobs)
-    slots = attempts.attrs["slots"]  # one row per (item, attempt, slot)
-    tokenizer = models.load_tokenizer(audited[0].model)
-    n_tokens = np.array([len(tokenizer(models.format_messages(tokenizer, m), add_special_tokens=False)["input_ids"])
-                         for m in attempts["messages"]])
-    n_items = attempts["item_id"].nunique()
-    n_slots = int(slots["slot"].nunique())
-    v.update({"main": main, "n_jobs": len(jobs), "n_races": int(slots["race"].nunique()),
-              "n_orderings": int(n_orderings), "n_items": int(n_items), "n_attempts": len(attempts),
-              "n_slots": n_slots, "tokens_min": int(n_tokens.min()), "tokens_max": int(n_tokens.max()),
-              "tokens_median": int(np.median(n_tokens))})
-    first = slots[slots["item_id"] == 0]
-    first_item = (first.assign(candidate=first["full_name"] + " (" + first["gender"] + ")")
-                  .pivot(index="slot", columns="attempt", values="candidate").add_prefix("attempt ")
-                  .reset_index())
-    first_item.columns.name = None
+        # the probe
+        attempts = items.hiring_bloomberg_items(n_orderings, seed, jobs=jobs)
+        slots = attempts.attrs["slots"]  # one row per (item, attempt, slot)
+        tokenizer = models.load_tokenizer(audited[0].model)
+        n_tokens = np.array([len(tokenizer(models.format_messages(tokenizer, m), add_special_tokens=False)["input_ids"])
+                             for m in attempts["messages"]])
+        n_items = attempts["item_id"].nunique()
+        n_slots = int(slots["slot"].nunique())
+        v.update({"main": main, "n_jobs": len(jobs), "n_races": int(slots["race"].nunique()),
+                  "n_orderings": int(n_orderings), "n_items": int(n_items), "n_attempts": len(attempts),
+                  "n_slots": n_slots, "tokens_min": int(n_tokens.min()), "tokens_max": int(n_tokens.max()),
+                  "tokens_median": int(np.median(n_tokens))})
+        first = slots[slots["item_id"] == 0]
+        first_item = (first.assign(candidate=first["full_name"] + " (" + first["gender"] + ")")
+                      .pivot(index="slot", columns="attempt", values="candidate").add_prefix("attempt ")
+                      .reset_index())
+        first_item.columns.name = None
 
-    # scoring
-    for twin in (System(audited[0].model, audited[0].precision, w) for w in WORDINGS):
-        v[f"address_{twin.wording}"] = catalog.store_for(twin, "hiring_bloomberg", root).address[:12]
-    v["max_new_tokens"] = int(catalog.TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"])
-    v["committed_orderings"] = COMMITTED["n_orderings"]
-    v["committed_seed"] = COMMITTED["seed"]
-    scored, timing = dict(answers or {}), []
-    for system in audited if answers is None else []:
-        n_live = len(set(attempts["prompt_id"]) - catalog.store_for(system, "hiring_bloomberg", root).done_ids())
-        scored[system.id], seconds = runs.timed(runs.score, "hiring_bloomberg", attempts, system=system,
-                                                root=root, progress=False)
-        table_runs = catalog.store_for(system, "hiring_bloomberg", root).provenance["runs"]
-        timing.append({"system": system.id, "live": n_live, "stored": len(attempts) - n_live, "seconds": seconds,
-                       "table_s_per_prompt": sum(r["elapsed_s"] for r in table_runs)
-                       / sum(r["rows_added"] for r in table_runs),
-                       "table_cpu_count": table_runs[-1]["hardware"]["cpu_count"],
-                       "table_gpu": ", ".join(table_runs[-1]["hardware"].get("gpu") or []) or "none"})
-    if answers is not None:
-        if missing := [s.id for s in audited if s.id not in scored]:
-            raise ValueError(f"answers: no answers for the system(s) {missing}")
-        timing = [{"system": s.id, "live": 0, "stored": len(attempts), "seconds": 0.0, "table_s_per_prompt": np.nan,
-                   "table_cpu_count": 0, "table_gpu": "none"} for s in audited]
-    timing = pd.DataFrame(timing).set_index("system")
-    v["score_seconds"] = float(timing.loc[main, "seconds"])
-    v["n_live"] = int(timing.loc[main, "live"])
-    v["n_stored"] = int(timing.loc[main, "stored"])
-    v["table_seconds_per_prompt"] = float(timing.loc[main, "table_s_per_prompt"])
-    v["table_cpu_count"] = int(timing.loc[main, "table_cpu_count"])
+        # scoring
+        for twin in (System(audited[0].model, audited[0].precision, w) for w in WORDINGS):
+            v[f"address_{twin.wording}"] = catalog.store_for(twin, "hiring_bloomberg", root).address[:12]
+        v["max_new_tokens"] = int(catalog.TASK_PARAMS["hiring_bloomberg"]["max_new_tokens"])
+        v["committed_orderings"] = COMMITTED["n_orderings"]
+        v["committed_seed"] = COMMITTED["seed"]
+        scored, timing = dict(answers or {}), []
+        for system in audited if answers is None else []:
+            n_live = len(set(attempts["prompt_id"]) - catalog.store_for(system, "hiring_bloomberg", root).done_ids())
+            scored[system.id], seconds = runs.timed(runs.score, "hiring_bloomberg", attempts, system=system,
+                                                    root=root, progress=False)
+            table_runs = catalog.store_for(system, "hiring_bloomberg", root).provenance["runs"]
+            timing.append({"system": system.id, "live": n_live, "stored": len(attempts) - n_live, "seconds": seconds,
+                           "table_s_per_prompt": sum(r["elapsed_s"] for r in table_runs)
+                           / sum(r["rows_added"] for r in table_runs),
+                           "table_cpu_count": table_runs[-1]["hardware"]["cpu_count"],
+                           "table_gpu": ", ".join(table_runs[-1]["hardware"].get("gpu") or []) or "none"})
+        if answers is not None:
+            if missing := [s.id for s in audited if s.id not in scored]:
+                raise ValueError(f"answers: no answers for the system(s) {missing}")
+            timing = [{"system": s.id, "live": 0, "stored": len(attempts), "seconds": 0.0, "table_s_per_prompt": np.nan,
+                       "table_cpu_count": 0, "table_gpu": "none"} for s in audited]
+        timing = pd.DataFrame(timing).set_index("system")
+        v["score_seconds"] = float(timing.loc[main, "seconds"])
+        v["n_live"] = int(timing.loc[main, "live"])
+        v["n_stored"] = int(timing.loc[main, "stored"])
+        v["table_seconds_per_prompt"] = float(timing.loc[main, "table_s_per_prompt"])
+        v["table_cpu_count"] = int(timing.loc[main, "table_cpu_count"])
 
-    # what the model answered
-    answers = {s.id: scored[s.id][["item_id", "attempt", "answer"]] for s in audited}
-    answers |= {name: G.rule_answers(slots, name.removeprefix("ref_"), seed=seed) for name in ref}
-    results = pd.concat([G.detect_winners(slots, a).merge(a, on=["item_id", "attempt"]).assign(answerer=name)
-                         for name, a in answers.items()], ignore_index=True)
-    shown = results[results["answerer"] == main].sort_values("winner_slot", na_position="last", kind="stable")
-    shown = shown.groupby("job", sort=False).head(max(1, n_examples // len(jobs))).sort_values(["item_id", "attempt"])
-    v["n_examples_shown"] = len(shown)
-    examples = shown[["job", "race", "item_id", "attempt", "answer", "winner_name", "winner_gender",
-                      "winner_slot"]].astype(object).fillna("—")
-    mine = results[results["answerer"] == main]
-    agreement = {name: G.attempt_agreement(r) for name, r in results.groupby("answerer", sort=False)}
-    openings = mine["answer"].str.split().str[:4].str.join(" ").value_counts()
-    v["n_detected_attempts"] = int(mine["winner_slot"].notna().sum())
-    v["n_distinct_answers"] = int(mine["answer"].nunique())
-    v["same_answer_share"] = float(agreement[main]["same_answer"].mean())
-    v["top_opening"] = str(openings.index[0])
-    v["top_opening_count"] = int(openings.iloc[0])
+        # what the model answered
+        answers = {s.id: scored[s.id][["item_id", "attempt", "answer"]] for s in audited}
+        answers |= {name: G.rule_answers(slots, name.removeprefix("ref_"), seed=seed) for name in ref}
+        results = pd.concat([G.detect_winners(slots, a).merge(a, on=["item_id", "attempt"]).assign(answerer=name)
+                             for name, a in answers.items()], ignore_index=True)
+        shown = results[results["answerer"] == main].sort_values("winner_slot", na_position="last", kind="stable")
+        shown = shown.groupby("job", sort=False).head(max(1, n_examples // len(jobs))).sort_values(["item_id", "attempt"])
+        v["n_examples_shown"] = len(shown)
+        examples = shown[["job", "race", "item_id", "attempt", "answer", "winner_name", "winner_gender",
+                          "winner_slot"]].astype(object).fillna("—")
+        mine = results[results["answerer"] == main]
+        agreement = {name: G.attempt_agreement(r) for name, r in results.groupby("answerer", sort=False)}
+        openings = mine["answer"].str.split().str[:4].str.join(" ").value_counts()
+        v["n_detected_attempts"] = int(mine["winner_slot"].notna().sum())
+        v["n_distinct_answers"] = int(mine["answer"].nunique())
+        v["same_answer_share"] = float(agreement[main]["same_answer"].mean())
+        v["top_opening"] = str(openings.index[0])
+        v["top_opening_count"] = int(openings.iloc[0])
 
-    # the metrics
-    reports = pd.concat([G.probe_report(r.drop(columns="answerer"), n_boot, seed, strata=("job",))
-                         .assign(answerer=name) for name, r in results.groupby("answerer", sort=False)],
-                        ignore_index=True)
-    overall = reports[reports["job"] == G.ALL]
-    for row in overall.itertuples():
-        for suffix, value in (("", row.estimate), ("_low", row.ci_low), ("_high", row.ci_high)):
-            v[f"{glue_key(row.answerer)}_{row.metric}{suffix}"] = float(value)
-        v[f"{glue_key(row.answerer)}_{row.metric}_n_items"] = int(row.n_items)
-    v["n_boot"] = int(n_boot)
-    overall_table = (overall.assign(value=[f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in
-                                           overall[["estimate", "ci_low", "ci_high"]].values])
-                     .pivot(index="answerer", columns="metric", values="value").reindex(list(labels))
-                     .rename(index=labels).fillna("undefined").rename_axis(columns=None).reset_index())
-    v["stereotype_text"] = describe(overall, "ref_stereotype", "stereotype_rate")
-    v["main_undetected_text"] = describe(overall, main, "undetected_rate_attempts")
-    v["main_undetected_items_text"] = describe(overall, main, "undetected_rate_items")
-    v["main_masculine_text"] = describe(overall, main, "masculine_rate")
-    v["main_stereotype_text"] = describe(overall, main, "stereotype_rate")
-    v["main_position_text"] = describe(overall, main, "position_effect")
-    others = [s.id for s in audited[1:]]
-    v["others_summary"] = others_phrase(overall, results, others, n_slots)
-    v["others_text"] = others_phrase(overall, results, others, n_slots, long=True)
+        # the metrics
+        reports = pd.concat([G.probe_report(r.drop(columns="answerer"), n_boot, seed, strata=("job",))
+                             .assign(answerer=name) for name, r in results.groupby("answerer", sort=False)],
+                            ignore_index=True)
+        overall = reports[reports["job"] == G.ALL]
+        for row in overall.itertuples():
+            for suffix, value in (("", row.estimate), ("_low", row.ci_low), ("_high", row.ci_high)):
+                v[f"{glue_key(row.answerer)}_{row.metric}{suffix}"] = float(value)
+            v[f"{glue_key(row.answerer)}_{row.metric}_n_items"] = int(row.n_items)
+        v["n_boot"] = int(n_boot)
+        overall_table = (overall.assign(value=[f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in
+                                               overall[["estimate", "ci_low", "ci_high"]].values])
+                         .pivot(index="answerer", columns="metric", values="value").reindex(list(labels))
+                         .rename(index=labels).fillna("undefined").rename_axis(columns=None).reset_index())
+        v["stereotype_text"] = describe(overall, "ref_stereotype", "stereotype_rate")
+        v["main_undetected_text"] = describe(overall, main, "undetected_rate_attempts")
+        v["main_undetected_items_text"] = describe(overall, main, "undetected_rate_items")
+        v["main_masculine_text"] = describe(overall, main, "masculine_rate")
+        v["main_stereotype_text"] = describe(overall, main, "stereotype_rate")
+        v["main_position_text"] = describe(overall, main, "position_effect")
+        others = [s.id for s in audited[1:]]
+        v["others_summary"] = others_phrase(overall, results, others, n_slots)
+        v["others_text"] = others_phrase(overall, results, others, n_slots, long=True)
 
-    # per job and race, the position effect
-    cells = results[results["winner_gender"].notna()]
-    heat_names = [n for n in [*(s.id for s in audited), "ref_random"] if n in set(cells["answerer"])]
-    v["heatmap_answerers"] = " and ".join(labels[n] for n in heat_names)
-    v["chance_share"] = 1 / n_slots
-    agree = pd.DataFrame([{"answerer": labels[name], "items with both attempts detected": int(a["both_detected"].sum()),
-                           "same slot": a["same_slot"].mean(), "same name": a["same_name"].mean(),
-                           "same answer text": a["same_answer"].mean()} for name, a in agreement.items()])
+        # per job and race, the position effect
+        cells = results[results["winner_gender"].notna()]
+        heat_names = [n for n in [*(s.id for s in audited), "ref_random"] if n in set(cells["answerer"])]
+        v["heatmap_answerers"] = " and ".join(labels[n] for n in heat_names)
+        v["chance_share"] = 1 / n_slots
+        agree = pd.DataFrame([{"answerer": labels[name], "items with both attempts detected": int(a["both_detected"].sum()),
+                               "same slot": a["same_slot"].mean(), "same name": a["same_name"].mean(),
+                               "same answer text": a["same_answer"].mean()} for name, a in agreement.items()])
 
-    # exercise 3: the sample size of a useful audit
-    sample_size = sample_size_check(jobs, seed=seed, n_boot=n_boot,
-                                    seconds_per_prompt=timing.loc[main, "table_s_per_prompt"])
-    v.update(sample_size)
-    return HiringBloombergFindings(
-        first_item=first_item, timing=timing.reset_index(), examples=examples, overall=overall_table,
-        agreement=agree, results=results, slots=slots, reports=reports, labels=labels, audited=[s.id for s in audited],
-        jobs=jobs, n_slots=n_slots, sample_size=sample_size, values=v)
+        # exercise 3: the sample size of a useful audit
+        sample_size = sample_size_check(jobs, seed=seed, n_boot=n_boot,
+                                        seconds_per_prompt=timing.loc[main, "table_s_per_prompt"])
+        v.update(sample_size)
+        return HiringBloombergFindings(
+            first_item=first_item, timing=timing.reset_index(), examples=examples, overall=overall_table,
+            agreement=agree, results=results, slots=slots, reports=reports, labels=labels, audited=[s.id for s in audited],
+            jobs=jobs, n_slots=n_slots, sample_size=sample_size, values=v)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -333,213 +333,213 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
     audited = [parse_system(x) for x in systems]
     paired = [parse_system(x) for x in pairwise_systems]
     root = catalog.resolve_scores_root(scores_root)
-    store.set_live_scoring(live_scoring, how="set the parameter live_scoring to true to score them live "
-                           f"(into {root}), or point scores_root at a folder that holds them")
-    served = serving.OpenAIEngine(base_url or None, model, prefill=prefill) if backend == "openai" else None
-    engines: dict[str, runs.LazyEngine] = {}  # one lazily loaded engine per model and precision
+    with store.live_scoring(live_scoring, how="set the parameter live_scoring to true to score them live "
+                           f"(into {root}), or point scores_root at a folder that holds them"):
+        served = serving.OpenAIEngine(base_url or None, model, prefill=prefill) if backend == "openai" else None
+        engines: dict[str, runs.LazyEngine] = {}  # one lazily loaded engine per model and precision
 
-    def engine_for(system):
-        return engines.setdefault(system.model_key, runs.LazyEngine(system, device=device))
+        def engine_for(system):
+            return engines.setdefault(system.model_key, runs.LazyEngine(system, device=device))
 
-    engine_for = None if served is not None else engine_for
-    if rescore:  # refused for the committed data/scores
-        catalog.clear_tables(audited, "resume_pointwise", root, served=served)
-        if paired:
-            catalog.clear_tables(paired, "resume_pairwise", root, served=served)
-        if essay_systems and served is None:
-            catalog.clear_tables(essay_systems, "essay_pointwise", root)
-    settings = dict(systems=systems, jobs=jobs, names_per_group=names_per_group, seed=seed, scores_root=scores_root,
-                    pairwise_systems=pairwise_systems, pairwise_rounds=pairwise_rounds,
-                    pairwise_groups=pairwise_groups, backend=backend,
-                    base_url=serving.safe_url(base_url) if base_url else "", model=model, prefill=prefill,
-                    essay_systems=essay_systems)
-    command = f"papermill notebooks/02_scoring.ipynb out.ipynb -y {shlex.quote(json.dumps(settings))}"
-    cands = data.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
-    s: dict[str, Any] = {}
+        engine_for = None if served is not None else engine_for
+        if rescore:  # refused for the committed data/scores
+            catalog.clear_tables(audited, "resume_pointwise", root, served=served)
+            if paired:
+                catalog.clear_tables(paired, "resume_pairwise", root, served=served)
+            if essay_systems and served is None:
+                catalog.clear_tables(essay_systems, "essay_pointwise", root)
+        settings = dict(systems=systems, jobs=jobs, names_per_group=names_per_group, seed=seed, scores_root=scores_root,
+                        pairwise_systems=pairwise_systems, pairwise_rounds=pairwise_rounds,
+                        pairwise_groups=pairwise_groups, backend=backend,
+                        base_url=serving.safe_url(base_url) if base_url else "", model=model, prefill=prefill,
+                        essay_systems=essay_systems)
+        command = f"papermill notebooks/02_scoring.ipynb out.ipynb -y {shlex.quote(json.dumps(settings))}"
+        cands = data.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
+        s: dict[str, Any] = {}
 
-    # which tokens count as "Yes"
-    s["resume_labels"] = ", ".join(f"{k} = {v:g}" for k, v in RESUME_LABELS.items())
-    tokenizers = {x.model: load_tokenizer(x.model) for x in audited} if served is None else {}
-    caps = tokenizers.get("smollm2-135m-instruct") or load_tokenizer("smollm2-135m-instruct")
-    variants = pd.DataFrame([{"model": m, "label": y, "form": repr(v),
-                              "tokens": len(tok.encode(v, add_special_tokens=False))}
-                             for m, tok in tokenizers.items() for y in RESUME_LABELS for v in label_variants(y)])
-    if served is not None:  # a server returns text tokens: every form is matched among its top log-probabilities
-        variants = pd.DataFrame([{"model": model, "label": y, "form": repr(v), "tokens": 1}
-                                 for y in RESUME_LABELS for v in serving.label_variants(y)])
-    variants["counted"] = variants["tokens"] == 1
-    s["caps_yes_tokens"] = len(caps.encode("YES", add_special_tokens=False))
-    s["caps_no_tokens"] = len(caps.encode("NO", add_special_tokens=False))
-    s["yes_forms"] = ", ".join(variants.query("label == 'Yes' and counted")["form"].unique())
-    forms = variants.pivot_table(index=["label", "form"], columns="model", values="tokens", aggfunc="first")
-    forms = forms.rename_axis(columns=None).reset_index()
+        # which tokens count as "Yes"
+        s["resume_labels"] = ", ".join(f"{k} = {v:g}" for k, v in RESUME_LABELS.items())
+        tokenizers = {x.model: load_tokenizer(x.model) for x in audited} if served is None else {}
+        caps = tokenizers.get("smollm2-135m-instruct") or load_tokenizer("smollm2-135m-instruct")
+        variants = pd.DataFrame([{"model": m, "label": y, "form": repr(v),
+                                  "tokens": len(tok.encode(v, add_special_tokens=False))}
+                                 for m, tok in tokenizers.items() for y in RESUME_LABELS for v in label_variants(y)])
+        if served is not None:  # a server returns text tokens: every form is matched among its top log-probabilities
+            variants = pd.DataFrame([{"model": model, "label": y, "form": repr(v), "tokens": 1}
+                                     for y in RESUME_LABELS for v in serving.label_variants(y)])
+        variants["counted"] = variants["tokens"] == 1
+        s["caps_yes_tokens"] = len(caps.encode("YES", add_special_tokens=False))
+        s["caps_no_tokens"] = len(caps.encode("NO", add_special_tokens=False))
+        s["yes_forms"] = ", ".join(variants.query("label == 'Yes' and counted")["form"].unique())
+        forms = variants.pivot_table(index=["label", "form"], columns="model", values="tokens", aggfunc="first")
+        forms = forms.rename_axis(columns=None).reset_index()
 
-    # the pointwise scores, read or scored live
-    scored_ids = [served_system_id(model, x.wording) for x in audited] if served is not None else systems
+        # the pointwise scores, read or scored live
+        scored_ids = [served_system_id(model, x.wording) for x in audited] if served is not None else systems
 
-    def table_rows(frame):  # rows of this chapter's pointwise tables in a provenance table
-        return int(frame.loc[frame["kind"].eq("resume_pointwise") & frame["system"].isin(scored_ids), "rows"].sum())
+        def table_rows(frame):  # rows of this chapter's pointwise tables in a provenance table
+            return int(frame.loc[frame["kind"].eq("resume_pointwise") & frame["system"].isin(scored_ids), "rows"].sum())
 
-    if scores is None:
-        before = table_rows(catalog.provenance_table(root))
-        started = time.perf_counter()
-        scores = runs.pointwise_table(audited, cands, root=root, served=served, engine_for=engine_for,
-                                      command=command)
-        seconds = time.perf_counter() - started
-        s["n_scored_live"] = table_rows(catalog.provenance_table(root)) - before
-    else:
-        seconds = 0.0
-        s["n_scored_live"] = 0
-    s["scoring_seconds"] = float(seconds)
-    first = scores["system"].iloc[0]
-    s["first_system"] = first
-    s["n_systems"] = int(scores["system"].nunique())
-    s["n_candidates"] = len(cands)
-    s["n_rows"] = len(scores)
-    s["score_min"] = float(scores["score"].min())
-    s["score_max"] = float(scores["score"].max())
-    s["score_mean"] = float(scores["score"].mean())
-    first_scores = scores.loc[scores["system"] == first, "score"]
-    s["first_score_min"] = float(first_scores.min())
-    s["first_score_max"] = float(first_scores.max())
-    example = scores.iloc[0]
-    s["ex_raw_yes"] = float(example["p_Yes"] * example["label_mass"])
-    s["ex_raw_no"] = float(example["p_No"] * example["label_mass"])
-    s["ex_mass"] = float(example["label_mass"])
-    s["ex_score"] = float(example["score"])
-
-    # label mass
-    s["low_mass"] = float(low_mass)
-    s["mass_median"] = float(scores["label_mass"].median())
-    s["mass_p05"] = float(scores["label_mass"].quantile(0.05))
-    s["mass_min"] = float(scores["label_mass"].min())
-    s["mass_max"] = float(scores["label_mass"].max())
-    s["share_low_mass"] = float((scores["label_mass"] < low_mass).mean())
-    mass_by_group = scores.groupby(["system", "group"], observed=True)["label_mass"].mean().unstack("group")[order]
-    s["mass_group_low"] = str(mass_by_group.loc[first].idxmin())
-    s["mass_group_high"] = str(mass_by_group.loc[first].idxmax())
-    s["mass_group_spread"] = float(mass_by_group.loc[first].max() - mass_by_group.loc[first].min())
-
-    # the pairwise rule and the pairwise answers
-    rule = pairwise_rule_table().set_index("pair")
-    for key, case in _CASE_KEYS.items():
-        s[f"points_{key}_a"] = float(rule.loc[case, "points to a"])
-        s[f"points_{key}_b"] = float(rule.loc[case, "points to b"])
-    pair_cands = cands[cands["group"].isin(pairwise_groups)] if pairwise_groups else cands
-    stats = None
-    if paired:
-        pools = items.pairwise_pools(pair_cands, pairwise_rounds, seed)
-        if answers is None:
-            answers = runs.pairwise_table(paired, pools, root=root, served=served, engine_for=engine_for,
+        if scores is None:
+            before = table_rows(catalog.provenance_table(root))
+            started = time.perf_counter()
+            scores = runs.pointwise_table(audited, cands, root=root, served=served, engine_for=engine_for,
                                           command=command)
-        stats = metrics.pairwise_output_stats(answers, by=["system"]).set_index("system").reindex(
-            pd.unique(answers["system"]))
-        shares = metrics.pairwise_answer_shares(answers, by=["system"]).set_index("system")
-        stats["empty answers"], stats["first-shown of named"] = shares["empty"], shares["first_shown"]
-        for name, r in stats.iterrows():
-            for col, key in _STAT_KEYS:
-                s[f"pw_{key}_{name.replace('-', '_')}"] = float(r[col])
-        distinct = answers.groupby("system")["prompt_id"].nunique().iloc[0]  # a pair in two pools is asked once
-        s["pairwise_summary"] = pairwise_summary(stats, n_answers=len(answers), rounds=pairwise_rounds,
-                                                 pool_size=pools.groupby(["job", "round"]).size().iloc[0],
-                                                 n_jobs=len(jobs), distinct=distinct)
-    else:
-        answers = pd.DataFrame()
-        s["pairwise_summary"] = pairwise_summary(None)
-    s["pairwise_takeaway"] = pairwise_takeaway(stats)
-    s["n_pairwise_prompts"] = len(answers)
-    s["models_loaded"] = sum(e.loaded for e in engines.values())
+            seconds = time.perf_counter() - started
+            s["n_scored_live"] = table_rows(catalog.provenance_table(root)) - before
+        else:
+            seconds = 0.0
+            s["n_scored_live"] = 0
+        s["scoring_seconds"] = float(seconds)
+        first = scores["system"].iloc[0]
+        s["first_system"] = first
+        s["n_systems"] = int(scores["system"].nunique())
+        s["n_candidates"] = len(cands)
+        s["n_rows"] = len(scores)
+        s["score_min"] = float(scores["score"].min())
+        s["score_max"] = float(scores["score"].max())
+        s["score_mean"] = float(scores["score"].mean())
+        first_scores = scores.loc[scores["system"] == first, "score"]
+        s["first_score_min"] = float(first_scores.min())
+        s["first_score_max"] = float(first_scores.max())
+        example = scores.iloc[0]
+        s["ex_raw_yes"] = float(example["p_Yes"] * example["label_mass"])
+        s["ex_raw_no"] = float(example["p_No"] * example["label_mass"])
+        s["ex_mass"] = float(example["label_mass"])
+        s["ex_score"] = float(example["score"])
 
-    # the systems and the provenance of their tables
-    models_table = pd.DataFrame([{"model": name, "in system ids": short,
-                                  "weights": f"{REGISTRY[name].model_id} ({REGISTRY[name].gguf_file})",
-                                  "licence": REGISTRY[name].license, "description": REGISTRY[name].description}
-                                 for name, short in MODELS.items()])
-    s["smollm2_description"] = REGISTRY["smollm2-135m-instruct"].description
-    s["n_possible_systems"] = len(system_grid(precisions=PRECISIONS))
-    s["precisions"] = ", ".join(PRECISIONS)
-    s["wordings"] = ", ".join(WORDINGS)
-    s["audited_systems"] = ", ".join(systems)
-    prov = catalog.provenance_table(root) if provenance is None else provenance
-    row = prov[(prov["kind"] == "resume_pointwise") & (prov["system"] == first)].iloc[0]
-    s["n_tables"] = len(prov)
-    s["scores_root"] = str(root.relative_to(data.repo_root()) if root.is_relative_to(data.repo_root()) else root)
-    s["prov_rows"] = int(row["rows"])
-    s["prov_elapsed_min"] = float(row["elapsed_s"]) / 60
-    s["prov_per_prompt"] = float(row["elapsed_s"]) / max(int(row["rows"]), 1)
-    s["prov_created"] = str(row["created_utc"])[:10]
-    s["prov_cpu"] = f"{row['cpu']} ({row['cpu_count']} cores, GPU: {row['gpu'] or 'none'})"
-    s["prov_versions"] = f"torch {row['torch']}, transformers {row['transformers']}, allocbias {row['allocbias']}"
-    s["prov_prompt_hash"] = str(row["prompt_hash"])
-    s["prov_command"] = str(row["command"])
+        # label mass
+        s["low_mass"] = float(low_mass)
+        s["mass_median"] = float(scores["label_mass"].median())
+        s["mass_p05"] = float(scores["label_mass"].quantile(0.05))
+        s["mass_min"] = float(scores["label_mass"].min())
+        s["mass_max"] = float(scores["label_mass"].max())
+        s["share_low_mass"] = float((scores["label_mass"] < low_mass).mean())
+        mass_by_group = scores.groupby(["system", "group"], observed=True)["label_mass"].mean().unstack("group")[order]
+        s["mass_group_low"] = str(mass_by_group.loc[first].idxmin())
+        s["mass_group_high"] = str(mass_by_group.loc[first].idxmax())
+        s["mass_group_spread"] = float(mass_by_group.loc[first].max() - mass_by_group.loc[first].min())
 
-    # names against résumés
-    resume_means = scores.groupby(["system", "job", "resume_id", "quality"], observed=True)["score"].mean().rename(
-        "mean score").reset_index()
-    within = scores.groupby(["system", "job", "resume_id"], observed=True)["score"].std().groupby("system").mean()
-    between = resume_means.groupby("system")["mean score"].std()
-    s["sd_within"] = float(within[first])
-    s["sd_between"] = float(between[first])
-    s["spread_statement"] = spread_statement(between[first], within[first])
-    s["order_statement"] = order_statement(
-        scores[scores["system"] == first].groupby("quality", observed=True)["score"].mean())
+        # the pairwise rule and the pairwise answers
+        rule = pairwise_rule_table().set_index("pair")
+        for key, case in _CASE_KEYS.items():
+            s[f"points_{key}_a"] = float(rule.loc[case, "points to a"])
+            s[f"points_{key}_b"] = float(rule.loc[case, "points to b"])
+        pair_cands = cands[cands["group"].isin(pairwise_groups)] if pairwise_groups else cands
+        stats = None
+        if paired:
+            pools = items.pairwise_pools(pair_cands, pairwise_rounds, seed)
+            if answers is None:
+                answers = runs.pairwise_table(paired, pools, root=root, served=served, engine_for=engine_for,
+                                              command=command)
+            stats = metrics.pairwise_output_stats(answers, by=["system"]).set_index("system").reindex(
+                pd.unique(answers["system"]))
+            shares = metrics.pairwise_answer_shares(answers, by=["system"]).set_index("system")
+            stats["empty answers"], stats["first-shown of named"] = shares["empty"], shares["first_shown"]
+            for name, r in stats.iterrows():
+                for col, key in _STAT_KEYS:
+                    s[f"pw_{key}_{name.replace('-', '_')}"] = float(r[col])
+            distinct = answers.groupby("system")["prompt_id"].nunique().iloc[0]  # a pair in two pools is asked once
+            s["pairwise_summary"] = pairwise_summary(stats, n_answers=len(answers), rounds=pairwise_rounds,
+                                                     pool_size=pools.groupby(["job", "round"]).size().iloc[0],
+                                                     n_jobs=len(jobs), distinct=distinct)
+        else:
+            answers = pd.DataFrame()
+            s["pairwise_summary"] = pairwise_summary(None)
+        s["pairwise_takeaway"] = pairwise_takeaway(stats)
+        s["n_pairwise_prompts"] = len(answers)
+        s["models_loaded"] = sum(e.loaded for e in engines.values())
 
-    # strong against weak résumés
-    separation = tables.quality_separation(scores, by=["system", "job"])
-    means = scores.groupby(["system", "quality"], observed=True)["score"].mean()
-    for q in data.QUALITIES:
-        s[f"sep_mean_{q}"] = float(means[(first, q)])
-    per_job = separation[(separation["system"] == first) & (separation["better"] == "high")
-                         & (separation["worse"] == "low")].set_index("job")
-    p_mean, p_min, p_max = per_job["p_better"].mean(), per_job["p_better"].min(), per_job["p_better"].max()
-    s["sep_rabbi"] = float(per_job["rabbi"].mean())
-    s["sep_p"] = float(p_mean)
-    s["sep_rabbi_job_min"] = float(per_job["rabbi"].min())
-    s["sep_rabbi_job_max"] = float(per_job["rabbi"].max())
-    s["sep_job_min"] = str(per_job["rabbi"].idxmin())
-    s["sep_job_max"] = str(per_job["rabbi"].idxmax())
-    s["n_jobs_reversed"] = int((per_job["mean_difference"] < 0).sum())
-    s["n_jobs"] = int(per_job.shape[0])
-    s["sep_verdict"] = separation_verdict(p_mean, p_min, p_max)
-    separation_view = separation.assign(pair=separation["better"] + " vs " + separation["worse"]).pivot_table(
-        index=["system", "job"], columns="pair", values="rabbi").rename_axis(columns=None).reset_index()
-    high_low = separation[(separation["better"] == "high") & (separation["worse"] == "low")]
-    by_system = high_low.groupby("system", sort=False).agg(rabbi_high_vs_low=("rabbi", "mean"),
-                                                           p_strong_wins=("p_better", "mean"))
-    by_system["median label mass"] = scores.groupby("system", sort=False)["label_mass"].median()
-    by_system = by_system.reindex(scores["system"].unique())
-    s["sep_sys_min"] = float(by_system["rabbi_high_vs_low"].min())
-    s["sep_sys_min_system"] = str(by_system["rabbi_high_vs_low"].idxmin())
-    s["sep_sys_max"] = float(by_system["rabbi_high_vs_low"].max())
-    s["sep_sys_max_system"] = str(by_system["rabbi_high_vs_low"].idxmax())
-    by_system = by_system.rename(columns={"rabbi_high_vs_low": "RABBI high vs low (mean over jobs)",
-                                          "p_strong_wins": "P(strong outscores weak)"})
+        # the systems and the provenance of their tables
+        models_table = pd.DataFrame([{"model": name, "in system ids": short,
+                                      "weights": f"{REGISTRY[name].model_id} ({REGISTRY[name].gguf_file})",
+                                      "licence": REGISTRY[name].license, "description": REGISTRY[name].description}
+                                     for name, short in MODELS.items()])
+        s["smollm2_description"] = REGISTRY["smollm2-135m-instruct"].description
+        s["n_possible_systems"] = len(system_grid(precisions=PRECISIONS))
+        s["precisions"] = ", ".join(PRECISIONS)
+        s["wordings"] = ", ".join(WORDINGS)
+        s["audited_systems"] = ", ".join(systems)
+        prov = catalog.provenance_table(root) if provenance is None else provenance
+        row = prov[(prov["kind"] == "resume_pointwise") & (prov["system"] == first)].iloc[0]
+        s["n_tables"] = len(prov)
+        s["scores_root"] = str(root.relative_to(data.repo_root()) if root.is_relative_to(data.repo_root()) else root)
+        s["prov_rows"] = int(row["rows"])
+        s["prov_elapsed_min"] = float(row["elapsed_s"]) / 60
+        s["prov_per_prompt"] = float(row["elapsed_s"]) / max(int(row["rows"]), 1)
+        s["prov_created"] = str(row["created_utc"])[:10]
+        s["prov_cpu"] = f"{row['cpu']} ({row['cpu_count']} cores, GPU: {row['gpu'] or 'none'})"
+        s["prov_versions"] = f"torch {row['torch']}, transformers {row['transformers']}, allocbias {row['allocbias']}"
+        s["prov_prompt_hash"] = str(row["prompt_hash"])
+        s["prov_command"] = str(row["command"])
 
-    # the essay path
-    graded = None
-    if essay_systems and served is None:
-        essays = data.load_demo_essays()
-        scoring_log = logging.getLogger("allocbias.scoring")
-        scoring_log.setLevel(logging.ERROR)  # the essays' tiny label mass is reported in the status sentence
-        try:
-            graded = pd.concat([runs.score("essay_pointwise", essays, system=x, engine=engine_for(x), root=root,
-                                           command=command).assign(system=x.id)
-                                for x in (parse_system(e) for e in essay_systems)], ignore_index=True)
-        finally:
-            scoring_log.setLevel(logging.NOTSET)
-        s["essay_status"] = essay_status(graded, system=essay_systems[0], n_essays=len(essays),
-                                         n_systems=len(essay_systems))
-        s["n_essays_graded"] = len(graded)
-    else:
-        s["essay_status"] = essay_status(None)
-        s["n_essays_graded"] = 0
+        # names against résumés
+        resume_means = scores.groupby(["system", "job", "resume_id", "quality"], observed=True)["score"].mean().rename(
+            "mean score").reset_index()
+        within = scores.groupby(["system", "job", "resume_id"], observed=True)["score"].std().groupby("system").mean()
+        between = resume_means.groupby("system")["mean score"].std()
+        s["sd_within"] = float(within[first])
+        s["sd_between"] = float(between[first])
+        s["spread_statement"] = spread_statement(between[first], within[first])
+        s["order_statement"] = order_statement(
+            scores[scores["system"] == first].groupby("quality", observed=True)["score"].mean())
 
-    return ScoringFindings(
-        variants=variants, forms=forms, scores=scores, mass_by_group=mass_by_group.reset_index(), pairwise_rule=rule.reset_index(),
-        pairwise_stats=None if stats is None else stats.drop(columns=["n_prompts", "n_pairs"]).reset_index(),
-        answers=answers, models=models_table, provenance=prov, resume_means=resume_means,
-        separation=separation, separation_view=separation_view, by_system=by_system.rename_axis("system").reset_index(), essays=graded,
-        low_mass=float(low_mass), scalars=s)
+        # strong against weak résumés
+        separation = tables.quality_separation(scores, by=["system", "job"])
+        means = scores.groupby(["system", "quality"], observed=True)["score"].mean()
+        for q in data.QUALITIES:
+            s[f"sep_mean_{q}"] = float(means[(first, q)])
+        per_job = separation[(separation["system"] == first) & (separation["better"] == "high")
+                             & (separation["worse"] == "low")].set_index("job")
+        p_mean, p_min, p_max = per_job["p_better"].mean(), per_job["p_better"].min(), per_job["p_better"].max()
+        s["sep_rabbi"] = float(per_job["rabbi"].mean())
+        s["sep_p"] = float(p_mean)
+        s["sep_rabbi_job_min"] = float(per_job["rabbi"].min())
+        s["sep_rabbi_job_max"] = float(per_job["rabbi"].max())
+        s["sep_job_min"] = str(per_job["rabbi"].idxmin())
+        s["sep_job_max"] = str(per_job["rabbi"].idxmax())
+        s["n_jobs_reversed"] = int((per_job["mean_difference"] < 0).sum())
+        s["n_jobs"] = int(per_job.shape[0])
+        s["sep_verdict"] = separation_verdict(p_mean, p_min, p_max)
+        separation_view = separation.assign(pair=separation["better"] + " vs " + separation["worse"]).pivot_table(
+            index=["system", "job"], columns="pair", values="rabbi").rename_axis(columns=None).reset_index()
+        high_low = separation[(separation["better"] == "high") & (separation["worse"] == "low")]
+        by_system = high_low.groupby("system", sort=False).agg(rabbi_high_vs_low=("rabbi", "mean"),
+                                                               p_strong_wins=("p_better", "mean"))
+        by_system["median label mass"] = scores.groupby("system", sort=False)["label_mass"].median()
+        by_system = by_system.reindex(scores["system"].unique())
+        s["sep_sys_min"] = float(by_system["rabbi_high_vs_low"].min())
+        s["sep_sys_min_system"] = str(by_system["rabbi_high_vs_low"].idxmin())
+        s["sep_sys_max"] = float(by_system["rabbi_high_vs_low"].max())
+        s["sep_sys_max_system"] = str(by_system["rabbi_high_vs_low"].idxmax())
+        by_system = by_system.rename(columns={"rabbi_high_vs_low": "RABBI high vs low (mean over jobs)",
+                                              "p_strong_wins": "P(strong outscores weak)"})
+
+        # the essay path
+        graded = None
+        if essay_systems and served is None:
+            essays = data.load_demo_essays()
+            scoring_log = logging.getLogger("allocbias.scoring")
+            scoring_log.setLevel(logging.ERROR)  # the essays' tiny label mass is reported in the status sentence
+            try:
+                graded = pd.concat([runs.score("essay_pointwise", essays, system=x, engine=engine_for(x), root=root,
+                                               command=command).assign(system=x.id)
+                                    for x in (parse_system(e) for e in essay_systems)], ignore_index=True)
+            finally:
+                scoring_log.setLevel(logging.NOTSET)
+            s["essay_status"] = essay_status(graded, system=essay_systems[0], n_essays=len(essays),
+                                             n_systems=len(essay_systems))
+            s["n_essays_graded"] = len(graded)
+        else:
+            s["essay_status"] = essay_status(None)
+            s["n_essays_graded"] = 0
+
+        return ScoringFindings(
+            variants=variants, forms=forms, scores=scores, mass_by_group=mass_by_group.reset_index(), pairwise_rule=rule.reset_index(),
+            pairwise_stats=None if stats is None else stats.drop(columns=["n_prompts", "n_pairs"]).reset_index(),
+            answers=answers, models=models_table, provenance=prov, resume_means=resume_means,
+            separation=separation, separation_view=separation_view, by_system=by_system.rename_axis("system").reset_index(), essays=graded,
+            low_mass=float(low_mass), scalars=s)
 
 
 # --------------------------------------------------------------------------------------------------------------
