@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from .checks import require_columns
 
 __all__ = [
+    "show_table",
     "GROUP_ORDER",
     "LL144_METRIC_LABELS",
     "METRIC_LABELS",
@@ -415,3 +416,15 @@ def plot_metric_sweep(
         label_axes(ax, title=ax.get_title(), x=param_label, y=y_label)
     grid.figure.suptitle(title, y=1.04)
     return grid.figure
+
+
+def show_table(frame: pd.DataFrame, precision: int = 3) -> Any:
+    """A table as the book shows it: a pandas ``Styler`` without the 0..n index column, floats to ``precision``
+    digits, integer columns as integers.
+
+    >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345]})).to_html()
+    >>> "529810<" in html, "529810.0" in html, "0.123<" in html, "row0_col0" in html
+    (True, False, True, True)
+    """
+    return frame.style.format(precision=precision).hide(axis="index")
+

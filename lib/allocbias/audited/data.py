@@ -33,6 +33,7 @@ from .. import checks
 from . import datasets
 
 __all__ = [
+    "group_slug",
     "repo_root",
     "CANDIDATE_COLUMNS",
     "DEMO_GROUPS",
@@ -80,6 +81,15 @@ RACES: tuple[str, ...] = ("White", "Black", "Asian", "Hispanic")
 GROUPS: tuple[str, ...] = tuple(f"{g} {r}" for r in RACES for g in GENDERS)
 #: Reference group of every resume-screening comparison.
 REFERENCE_GROUP = "Male White"
+
+
+def group_slug(group: str) -> str:
+    """A group's name as it appears in identifiers (glue keys, file names): lower case, spaces as underscores.
+
+    >>> group_slug("Female Black")
+    'female_black'
+    """
+    return group.lower().replace(" ", "_")
 #: Job keys (file names in ``data/jobs/``).
 JOBS: tuple[str, ...] = ("software_engineer", "hr_specialist", "financial_analyst", "retail")
 #: Resume qualities; "qualified" means "high".

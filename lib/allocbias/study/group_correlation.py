@@ -27,6 +27,7 @@ import seaborn as sns
 from scipy import stats
 
 from . import runs, tables
+from ..audited.data import group_slug  # re-exported: the glue keys' group suffix
 from .. import checks
 from ..audited import data
 from ..measures import validity
@@ -55,14 +56,6 @@ GAPS: list[str] = list(STUDY_GAPS)
 #: the paper's points per group in its Figure 6: ten models x four jobs (its Appendix B and Section 4.1)
 PAPER_PER_GROUP = 10 * 4
 
-
-def group_slug(group: str) -> str:
-    """The glue-key form of a group name.
-
-    >>> group_slug("Female Black")
-    'female_black'
-    """
-    return group.lower().replace(" ", "_")
 
 
 def fisher_width_at_zero(n: int, confidence: float) -> float:

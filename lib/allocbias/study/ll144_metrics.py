@@ -119,7 +119,7 @@ def flag_table(values: pd.DataFrame, bound: float, *, digits: int = 3) -> pd.Dat
 
 
 def styled(frame: pd.DataFrame, *, uuid: str, precision: int = 3) -> Any:
-    """``frame`` as an HTML table without its index, numbers to ``precision`` digits, counts as integers.
+    """``frame`` as the book shows a table (:func:`allocbias.plotting.show_table`), as fixed HTML.
 
     Returned as an ``IPython.display.HTML`` object rather than a pandas ``Styler``: a Styler's plain-text form
     holds its memory address and its HTML a random id, so a re-executed chapter (nbval in ``make test``) would
@@ -127,7 +127,9 @@ def styled(frame: pd.DataFrame, *, uuid: str, precision: int = 3) -> Any:
     """
     from IPython.display import HTML
 
-    return HTML(frame.style.format(precision=precision).hide(axis="index").set_uuid(uuid).to_html())
+    from ..plotting import show_table
+
+    return HTML(show_table(frame, precision).set_uuid(uuid).to_html())
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
-from pandas.io.formats.style import Styler
 from scipy import stats
 
 from . import catalog, runs, tables
@@ -47,7 +46,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette
+from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette, show_table
 from ..scoring.systems import MODELS, parse_system
 
 __all__ = [
@@ -236,9 +235,8 @@ def coverage_phrase(n_kept: int, n_systems: int) -> str:
             f"and the one(s) that do name one in a minority of prompts")
 
 
-def show(frame: pd.DataFrame, precision: int = 3) -> Styler:
-    """A table as the chapter shows it: no index column, floats to ``precision`` digits, integers as integers."""
-    return frame.style.format(precision=precision).hide(axis="index")
+#: A table as the chapter shows it: the book's one table view (:func:`allocbias.plotting.show_table`).
+show = show_table
 
 
 # --------------------------------------------------------------------------------------------------------------

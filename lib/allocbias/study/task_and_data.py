@@ -32,6 +32,7 @@ import seaborn as sns
 from matplotlib.colors import to_hex
 from pandas.io.formats.style import Styler
 
+from ..audited.data import group_slug  # re-exported: the glue keys' group suffix
 from .. import checks
 from ..audited import data, prompts
 from ..audited import names as name_rule
@@ -63,14 +64,6 @@ SAMPLE_COLUMNS: Mapping[str, str] = {"rank": "rank in group", "race_share": "P(r
 # --------------------------------------------------------------------------------------------------------------
 # small text helpers
 # --------------------------------------------------------------------------------------------------------------
-def group_slug(group: str) -> str:
-    """A group's name as a glue-key suffix.
-
-    >>> group_slug("Male White")
-    'male_white'
-    """
-    return group.lower().replace(" ", "_")
-
 
 def fenced(title: str, text: str) -> str:
     """A titled block of plain text, as Markdown.
@@ -92,6 +85,15 @@ def elide_ad(text: str, ad: str, title: str) -> str:
 
 
 def _messages_markdown(messages: list[dict], ad: str, title: str) -> str:
+    """A prompt's chat messages as the chapter prints them: one titled block per message, the job ad elided.
+
+    >>> print(_messages_markdown([{"role": "user", "content": "Ad: AAAA"}], "AAAA", "Clerk"))
+    **user**
+    <BLANKLINE>
+    ```text
+    Ad: [job ad of 'Clerk': 4 characters]
+    ```
+    """
     return "\n\n".join(fenced(m["role"], elide_ad(m["content"], ad, title)) for m in messages)
 
 
