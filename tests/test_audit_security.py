@@ -187,7 +187,8 @@ def test_a_hung_server_times_out_and_ctrl_c_stops_at_once(tmp_path, capsys):
                                 "--timeout", "60", "--no-report", "--out", str(tmp_path / "c")], capsys)
         returned = time.monotonic()
     assert sent, "the server never hung"
-    assert code == 130 and "run the same command again to resume" in err and "Traceback" not in err
+    # the message goes with a failure: once, under a heavily loaded CI machine, this exited 2 instead of 130
+    assert code == 130 and "run the same command again to resume" in err and "Traceback" not in err, (code, err)
     assert returned - sent[0] < 5, returned - sent[0]
     assert len(pd.read_csv(next((tmp_path / "c" / "scores").glob("resume_pointwise-*/scores.csv")))) == 16
 
