@@ -3,6 +3,8 @@ from every function that takes them."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -53,6 +55,29 @@ def test_quotas():
         checks.quota(8, pool=8, below_pool=True)
     with pytest.raises(ValueError, match=r"k must be an integer, got \[1\]"):
         checks.quota([1])
+
+
+def test_pairwise_design_one_wording_for_three_chapters():
+    groups = ["A", "B", "C"]
+    checks.pairwise_design([], 0, [], groups)  # no pairwise systems: no pools needed
+    checks.pairwise_design(["s"], np.int64(2), ["C", "A"], groups)
+    for rounds in (0, 1.0, True):
+        with pytest.raises(ValueError, match=rf"^pairwise_systems needs pairwise_rounds >= 1 \(pools per job\), got {rounds!r}$"):
+            checks.pairwise_design(["s"], rounds, [], groups)
+    for bad in (["A"], ["A", "Z"]):
+        with pytest.raises(ValueError, match="^" + re.escape(f"pairwise_groups must name at least two of ['A', 'B', 'C'], got {bad!r}")):
+            checks.pairwise_design(["s"], 2, bad, groups)
+    # the three chapters' findings give that error for their parameters
+    from allocbias.study import predictive_validity, score_shapes, scoring_checks
+    with pytest.raises(ValueError, match="pairwise_groups must name at least two"):
+        score_shapes.score_shapes_findings(["smollm2-fp32-paper"], ["retail"], pairwise_systems=["smollm2-fp32-paper"],
+                                           pairwise_groups=["Female Asian"])
+    with pytest.raises(ValueError, match="pairwise_groups must name at least two"):
+        scoring_checks.scoring_checks_findings(systems=["smollm2-fp32-paper"], jobs=["retail"],
+                                               pairwise_systems=["smollm2-fp32-paper"], pairwise_groups=["Female Asian"])
+    with pytest.raises(ValueError, match=r"pairwise_rounds >= 1 \(pools per job\), got 0"):
+        predictive_validity.predictive_validity_findings(["smollm2-fp32-paper", "smollm2-fp32-direct"], ["retail"],
+                                                         pairwise_systems=["smollm2-fp32-paper"], pairwise_rounds=0)
 
 
 def _tiny() -> pd.DataFrame:

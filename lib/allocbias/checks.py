@@ -10,6 +10,8 @@ parameter (or the frame and its missing columns) wherever it is passed:
 - :func:`quotas` / :func:`quota`: one quota or a non-empty sequence of them, each in ``1..pool`` (or
   ``1..pool - 1`` where ``k = pool`` would select everybody);
 - :func:`is_int`: whether a value is an integer (Python or numpy), not a boolean;
+- :func:`pairwise_design`: a chapter's pairwise parameters (systems that answer pairs need pools; the groups
+  of those pools are all of them or at least two named ones);
 - :func:`require_columns`: a DataFrame holding the columns named (and, if asked, at least one row).
 
 >>> import pandas as pd
@@ -23,14 +25,14 @@ Pure functions; no other module of the library is imported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["count", "is_int", "quota", "quotas", "require_columns", "seed"]
+__all__ = ["count", "is_int", "pairwise_design", "quota", "quotas", "require_columns", "seed"]
 
 
 def is_int(value: Any) -> bool:
@@ -126,6 +128,24 @@ def quota(k: Any, *, name: str = "k", pool: int | None = None, below_pool: bool 
     if not is_int(k):
         raise ValueError(f"{name} must be an integer, got {k!r}")
     return quotas(k, name=name, pool=pool, below_pool=below_pool)[0]
+
+
+def pairwise_design(systems: Sequence[Any], rounds: Any, groups: Sequence[str], known: Sequence[str]) -> None:
+    """Check a chapter's pairwise parameters: ``pairwise_systems``, ``pairwise_rounds``, ``pairwise_groups``.
+
+    Systems that answer pairwise comparisons need at least one pool per job (``rounds >= 1``); ``groups``, the
+    groups the pools draw from, is empty (every group of ``known``) or names at least two of ``known``.
+
+    >>> pairwise_design(["s"], 30, [], ["A", "B", "C"])
+    >>> pairwise_design(["s"], 30, ["A"], ["A", "B", "C"])
+    Traceback (most recent call last):
+    ...
+    ValueError: pairwise_groups must name at least two of ['A', 'B', 'C'], got ['A']
+    """
+    if list(systems) and (not is_int(rounds) or rounds < 1):
+        raise ValueError(f"pairwise_systems needs pairwise_rounds >= 1 (pools per job), got {rounds!r}")
+    if set(groups) - set(known) or len(groups) == 1:
+        raise ValueError(f"pairwise_groups must name at least two of {list(known)}, got {list(groups)}")
 
 
 def require_columns(frame: Any, columns: Iterable[str], what: str, *, nonempty: bool = False) -> None:

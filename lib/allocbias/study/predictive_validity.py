@@ -317,8 +317,7 @@ def _check(*, systems, jobs, k, rounds, n_groups, names_per_group, seed, pairwis
         raise ValueError(f"n_perm and n_splits must be at least 1, got n_perm={n_perm}, n_splits={n_splits}")
     if not 1 <= k < n_groups:
         raise ValueError(f"k must be between 1 and {n_groups - 1} (pools have {n_groups} candidates), got {k}")
-    if pairwise_systems and pairwise_rounds < 1:
-        raise ValueError(f"pairwise_systems needs pairwise_rounds >= 1 (pools per job), got {pairwise_rounds}")
+    checks.pairwise_design(pairwise_systems, pairwise_rounds, (), data.GROUPS)  # its pools draw every group
     if len(set(systems)) < 2:
         raise ValueError(f"systems must name at least 2 distinct systems (the robustness check leaves one out), "
                          f"got {systems}")

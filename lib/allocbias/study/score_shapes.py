@@ -248,11 +248,7 @@ def _check(systems: Sequence[str], jobs: Sequence[str], pairwise_systems: Sequen
            pairwise_groups: Sequence[str]) -> None:
     if not list(systems) or not list(jobs):
         raise ValueError(f"systems and jobs must each name at least one, got systems={systems}, jobs={jobs}")
-    if pairwise_systems and pairwise_rounds < 1:
-        raise ValueError("pairwise_systems needs pairwise_rounds >= 1 (pools per job)")
-    unknown_groups = sorted(set(pairwise_groups) - set(data.GROUPS))
-    if unknown_groups or len(pairwise_groups) == 1:
-        raise ValueError(f"pairwise_groups must name at least two of {list(data.GROUPS)}, got {pairwise_groups}")
+    checks.pairwise_design(pairwise_systems, pairwise_rounds, pairwise_groups, data.GROUPS)
 
 
 def score_shapes_findings(

@@ -260,11 +260,7 @@ def _check(*, backend: str, model: str, pairwise_systems: Sequence[str], pairwis
         raise ValueError(f"backend must be 'local' or 'openai', got {backend!r}")
     if backend == "openai" and not model:
         raise ValueError("backend 'openai' needs model = the served model name")
-    if pairwise_systems and (not checks.is_int(pairwise_rounds) or pairwise_rounds < 1):
-        raise ValueError("pairwise_systems needs pairwise_rounds >= 1 (pools per job)")
-    unknown_groups = sorted(set(pairwise_groups) - set(data.GROUPS))
-    if unknown_groups or len(pairwise_groups) == 1:
-        raise ValueError(f"pairwise_groups must name at least two of {list(data.GROUPS)}, got {pairwise_groups}")
+    checks.pairwise_design(pairwise_systems, pairwise_rounds, pairwise_groups, data.GROUPS)
     if rescore and not live_scoring:
         raise ValueError("rescore needs live_scoring = True (every row of the cleared tables is scored live)")
     if not 0.0 <= float(low_mass) <= 1.0:
