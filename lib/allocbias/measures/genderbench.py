@@ -120,7 +120,8 @@ def build_items(
     Parameters
     ----------
     names : DataFrame
-        Columns ``first, last, full_name, gender ("Female"/"Male"), race``; full names unique.
+        Columns ``first, last, full_name, gender ("Female"/"Male"), race``; full names unique (the probe's
+        table: :func:`allocbias.audited.data.hiring_bloomberg_names`).
     jobs : sequence of str
         Job keys (e.g. ``"software_engineer"``), unique.
     n_orderings : int
@@ -248,9 +249,8 @@ def pivot_attempts(items: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> names = pd.DataFrame({"first": list("ABCDEFGH"), "last": ["X"] * 8,
-    ...                       "gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8})
-    >>> names["full_name"] = names["first"] + " " + names["last"]
+    >>> from allocbias.audited.data import hiring_bloomberg_names
+    >>> names = hiring_bloomberg_names(["White"], names_per_gender=4)
     >>> wide = pivot_attempts(build_items(names, ["retail"], n_orderings=1, seed=0))
     >>> wide[["item_id", "attempt"]].to_numpy().tolist()
     [[0, 0], [0, 1]]
@@ -382,11 +382,8 @@ def detect_winners(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> names = pd.DataFrame({"first": list("ABCDEFGH"), "last": ["X"] * 8,
-    ...                       "gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8})
-    >>> names["full_name"] = names["first"] + "ee " + names["last"]
-    >>> names["first"] = names["first"] + "ee"
-    >>> items = build_items(names, ["retail"], n_orderings=1, seed=0)
+    >>> from allocbias.audited.data import hiring_bloomberg_names
+    >>> items = build_items(hiring_bloomberg_names(["White"], names_per_gender=4), ["retail"], n_orderings=1, seed=0)
     >>> first = items[(items["attempt"] == 0) & (items["slot"] == 0)]
     >>> answers = pd.DataFrame({"item_id": [0, 0], "attempt": [0, 1],
     ...                         "answer": [f"1. {first['full_name'].item()}", "no idea"]})
@@ -506,11 +503,37 @@ def _check_jobs(male_jobs: Sequence[str], female_jobs: Sequence[str]) -> tuple[l
     return male, female
 
 
+def _undetected_family(items: _Items) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """The undetected rates as a function of an index matrix (defined also when nothing is detected):
+    ``undetected_rate_attempts`` = undetected / all attempts of the drawn items, ``undetected_rate_items`` = share
+    of the drawn items without a detected attempt."""
+    undetected = items.n_attempts - items.n_detected
+
+    def family(idx: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "undetected_rate_attempts": _ratio(undetected, items.n_attempts, idx),
+            "undetected_rate_items": (items.n_detected[idx] == 0).mean(axis=1),
+        }
+
+    return family
+
+
+def _estimates(family: Callable[[np.ndarray], dict[str, np.ndarray]], items: _Items) -> dict[str, np.ndarray]:
+    """Every statistic of ``family`` on the items as observed (the identity index: every item once)."""
+    return family(np.arange(len(items.item_id))[None, :])
+
+
+def _estimate(family: Callable[[np.ndarray], dict[str, np.ndarray]], items: _Items, name: str) -> float:
+    """Statistic ``name`` of ``family`` on the items as observed, as a float."""
+    return float(_estimates(family, items)[name][0])
+
+
 class _Stats:
     """Every metric as a function of an index matrix (R replicates x items); idx = arange gives estimates."""
 
     def __init__(self, items: _Items, male_jobs: Sequence[str] | None, female_jobs: Sequence[str] | None) -> None:
         self.all = items
+        self.all_family = _undetected_family(items)
         self.det = items.detected
         if len(self.det.item_id) == 0:
             raise ValueError("no item has a detected attempt; the masculine rates are undefined")
@@ -547,13 +570,6 @@ class _Stats:
             out["position_effect"] = _ratio(self.det.n_slot, self.det.n_detected, idx)
         return out
 
-    def all_family(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        undetected = self.all.n_attempts - self.all.n_detected
-        return {
-            "undetected_rate_attempts": _ratio(undetected, self.all.n_attempts, idx),
-            "undetected_rate_items": (self.all.n_detected[idx] == 0).mean(axis=1),
-        }
-
 
 def _strata_codes(items: _Items, strata: Sequence[str]) -> np.ndarray:
     cols = {"job": items.job, "race": items.race}
@@ -576,6 +592,13 @@ def _boot(
 ) -> dict[str, np.ndarray]:
     parts = [values_fn(idx) for idx in _replicates(codes, n_boot, seed)]
     return {key: np.concatenate([p[key] for p in parts], axis=0) for key in parts[0]}
+
+
+def _fit(
+    family: Callable[[np.ndarray], dict[str, np.ndarray]], items: _Items, strata: Sequence[str], n_boot: int, seed: Any
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Estimates of ``family`` on ``items`` and its bootstrap replicates (items resampled within ``strata``)."""
+    return _estimates(family, items), _boot(family, _strata_codes(items, strata), n_boot, seed)
 
 
 def _percentiles(reps: np.ndarray, level: float, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -664,7 +687,7 @@ def masculine_rate(df: pd.DataFrame, by: str | Sequence[str] | None = None) -> f
     """
     if by is None:
         stats = _Stats(_Items(df), None, None)
-        return float(stats.detected_family(np.arange(len(stats.det.item_id))[None, :])["masculine_rate"][0])
+        return _estimate(stats.detected_family, stats.det, "masculine_rate")
     cols = [by] if isinstance(by, str) else list(by)
     rates = item_rates(df)
     extra = [c for c in cols if c not in rates.columns]
@@ -724,35 +747,46 @@ def stereotype_rate(
     0.5
     """
     stats = _Stats(_Items(df), male_jobs, female_jobs)
-    return float(stats.detected_family(np.arange(len(stats.det.item_id))[None, :])["stereotype_rate"][0])
+    return _estimate(stats.detected_family, stats.det, "stereotype_rate")
 
 
 def undetected_rate_attempts(df: pd.DataFrame) -> float:
     """Share of attempts whose answer names no candidate: ``#undetected attempts / #attempts``.
 
+    Every answer counts, also those of items that keep a detected attempt (and so stay in the masculine rate).
+
     Examples
     --------
+    One of the two answers of every item names nobody: half of the answers are lost, but no item is.
+
     >>> df = pd.DataFrame({"item_id": [0, 0, 1, 1], "job": "a", "race": "White",
-    ...                    "winner_gender": ["Male", None, None, None]})
-    >>> undetected_rate_attempts(df)
-    0.75
+    ...                    "winner_gender": ["Male", None, "Female", None]})
+    >>> undetected_rate_attempts(df), undetected_rate_items(df)
+    (0.5, 0.0)
     """
     items = _Items(df)
-    return float((items.n_attempts - items.n_detected).sum() / items.n_attempts.sum())
+    return _estimate(_undetected_family(items), items, "undetected_rate_attempts")
 
 
 def undetected_rate_items(df: pd.DataFrame) -> float:
     """Share of items with no detected attempt (these items are dropped from every other metric).
 
+    An item with one detected attempt of two is kept: with the same number of attempts per item (two in the
+    probe) this rate is at most :func:`undetected_rate_attempts`.
+
     Examples
     --------
+    Item 0 keeps its detected attempt; item 1, with neither attempt detected, is the one item of two lost.
+
     >>> df = pd.DataFrame({"item_id": [0, 0, 1, 1], "job": "a", "race": "White",
-    ...                    "winner_gender": ["Male", None, None, None]})
+    ...                    "winner_gender": [None, "Male", None, None]})
     >>> undetected_rate_items(df)
     0.5
+    >>> item_rates(df)["item_id"].tolist()  # the items every other metric reads
+    [0]
     """
     items = _Items(df)
-    return float((items.n_detected == 0).mean())
+    return _estimate(_undetected_family(items), items, "undetected_rate_items")
 
 
 def position_effect(
@@ -971,10 +1005,8 @@ def probe_summary(
     strata = [strata] if isinstance(strata, str) else list(strata)
     slot = 0 if "winner_slot" in df.columns else None
     stats = _Stats(_Items(df, slot=slot), male_jobs, female_jobs)
-    det_est = stats.detected_family(np.arange(len(stats.det.item_id))[None, :])
-    all_est = stats.all_family(np.arange(len(stats.all.item_id))[None, :])
-    det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
-    all_rep = _boot(stats.all_family, _strata_codes(stats.all, strata), n_boot, seed)
+    det_est, det_rep = _fit(stats.detected_family, stats.det, strata, n_boot, seed)
+    all_est, all_rep = _fit(stats.all_family, stats.all, strata, n_boot, seed)
     n_all = len(stats.all.item_id)
     rows = _report_rows(stats, det_est, det_rep, all_est, all_rep, n_all, level, cells=True)
     return pd.DataFrame(rows)
@@ -1034,11 +1066,8 @@ def rule_answers(
 
     Examples
     --------
-    >>> names = pd.DataFrame({"first": list("ABCDEFGH"), "last": ["X"] * 8,
-    ...                       "gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8})
-    >>> names["full_name"] = names["first"] + "ee " + names["last"]
-    >>> names["first"] = names["first"] + "ee"
-    >>> items = build_items(names, ["retail"], n_orderings=3, seed=0)
+    >>> from allocbias.audited.data import hiring_bloomberg_names
+    >>> items = build_items(hiring_bloomberg_names(["White"], names_per_gender=4), ["retail"], n_orderings=3, seed=0)
     >>> won = detect_winners(items, rule_answers(items, "first"))
     >>> won["winner_slot"].tolist()
     [0, 0, 0, 0, 0, 0]
@@ -1194,19 +1223,6 @@ def attempt_agreement(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _undetected_family(items: _Items) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
-    """The undetected rates as a function of an index matrix (defined also when nothing is detected)."""
-    undetected = items.n_attempts - items.n_detected
-
-    def family(idx: np.ndarray) -> dict[str, np.ndarray]:
-        return {
-            "undetected_rate_attempts": _ratio(undetected, items.n_attempts, idx),
-            "undetected_rate_items": (items.n_detected[idx] == 0).mean(axis=1),
-        }
-
-    return family
-
-
 def probe_report(
     df: pd.DataFrame,
     n_boot: int,
@@ -1262,16 +1278,13 @@ def probe_report(
     male, female = _check_jobs(male_jobs, female_jobs)
     items = _Items(df, slot=0 if "winner_slot" in df.columns else None)
     n_all = len(items.item_id)
-    all_family = _undetected_family(items)
-    all_est = all_family(np.arange(n_all)[None, :])
-    all_rep = _boot(all_family, _strata_codes(items, strata), n_boot, seed)
+    all_est, all_rep = _fit(_undetected_family(items), items, strata, n_boot, seed)
     if not (items.n_detected > 0).any():
         return pd.DataFrame([_ci_row(name, ALL, ALL, all_est[name][0], all_rep[name], n_all, level)
                              for name in ["undetected_rate_attempts", "undetected_rate_items"]])
     stereo = set(male + female) <= set(items.job[items.n_detected > 0])
     stats = _Stats(items, male if stereo else None, female if stereo else None)
-    det_est = stats.detected_family(np.arange(len(stats.det.item_id))[None, :])
-    det_rep = _boot(stats.detected_family, _strata_codes(stats.det, strata), n_boot, seed)
+    det_est, det_rep = _fit(stats.detected_family, stats.det, strata, n_boot, seed)
     rows = _report_rows(stats, det_est, det_rep, all_est, all_rep, n_all, level, cells="race" in strata)
     return pd.DataFrame(rows)
 

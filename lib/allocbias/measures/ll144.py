@@ -1285,6 +1285,9 @@ def missing_data_bounds(
     whose unknown count is missing, gets no bounds (``NaN``, with the reason in ``note``): an unreported count is
     not a count of zero.
 
+    Every keyword but ``comparator`` is passed on to :func:`impact_ratio_table` and means what it means there; the
+    returned table is that table with the bound columns added.
+
     Examples
     --------
     >>> counts = pd.DataFrame({"sex": ["F", "M", "Unknown"], "applicants": [100, 100, 50], "selected": [40, 45, 0]})

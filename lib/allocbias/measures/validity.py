@@ -1288,6 +1288,17 @@ def ndcg_controls(
     ndcg, random_ndcg, random_hi, null_mean, null_lo, null_hi, null_percentile, heldout_mean, heldout_lo,
     heldout_hi, gap_heldout_mean, n_models, n_subtasks``.
 
+    Parameters
+    ----------
+    candidates, reference, k, metrics, gap, design, n_perm, n_splits, seed, pool, group, score, qualified
+        As in :func:`validity_controls` (the same checks and the same permutations and splits for the same seed).
+    model, subtask
+        Column names: the models ranked, and the subtasks that each rank them (one cell per model and subtask).
+    ns
+        Cut-offs ``n`` of NDCG@n (default ``1 .. n_models``).
+    n_random
+        Draws of subtask-averaged random orderings behind ``random_hi``.
+
     Examples
     --------
     >>> rng = np.random.default_rng(1)
