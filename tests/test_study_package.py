@@ -5,6 +5,7 @@ chapters stays small enough to read."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -13,9 +14,11 @@ from pathlib import Path
 import pytest
 
 import allocbias.study as study
+from allocbias.study.findings import Findings
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = {"catalog", "runs", "tables", "synthetic", "book", "reading"}
+BASE = {"findings"}  #: the base every findings class inherits (allocbias.study.findings.Findings)
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -29,13 +32,16 @@ def _lines(code: str) -> int:
 
 
 def test_every_findings_module_is_listed_and_resolves():
-    modules = {p.stem for p in Path(study.__file__).parent.glob("*.py")} - PLAN - {"__init__"}
+    modules = {p.stem for p in Path(study.__file__).parent.glob("*.py")} - PLAN - BASE - {"__init__"}
     assert modules == set(study.FINDINGS)
     for module, (function, result) in study.FINDINGS.items():
         mod = importlib.import_module(f"allocbias.study.{module}")
         assert callable(getattr(mod, function)) and isinstance(getattr(mod, result), type), module
         assert getattr(study, function) is getattr(mod, function)
-        assert hasattr(getattr(mod, result), "glue_values"), f"{result} has no glue_values()"
+        assert issubclass(getattr(mod, result), Findings), f"{result} does not inherit Findings"
+        assert dataclasses.is_dataclass(getattr(mod, result)), f"{result} is not a dataclass"
+        fields = {f.name for f in dataclasses.fields(getattr(mod, result))}
+        assert "values" in fields and not fields & {"scalars", "settings"}, (result, sorted(fields))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         study.nothing  # noqa: B018
 

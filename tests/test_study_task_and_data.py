@@ -65,7 +65,7 @@ def tiny_findings() -> td.TaskAndDataFindings:
         groups=groups, demo_essays=empty, thresholds=empty, names_summary=empty, name_sample=empty,
         cross_check=check, worst_tzioumis=empty, jobs=empty, resumes=empty, candidates=empty, pool_members=empty,
         hb_item=empty, hashes=empty, first_names=first, texts={}, names=first, sources=None, rule=DEFAULT_RULE,
-        job=None, examples={}, example_name="", scalars={"n_jobs": 4, "worst_group": "Male Black"})
+        job=None, examples={}, example_name="", values={"n_jobs": 4, "worst_group": "Male Black"})
 
 
 @pytest.mark.parametrize("draw", [td.figure_race_shares, td.figure_name_frequency, td.figure_tzioumis_shares])
@@ -89,10 +89,10 @@ def test_groups_styler_colours_every_group():
     assert html.count("background-color: #") == len(GROUP_ORDER)
 
 
-def test_glue_values_is_a_copy_of_the_scalars():
+def test_glue_values_is_a_copy_of_the_values():
     f = tiny_findings()
     values = f.glue_values()
-    assert values == f.scalars and values is not f.scalars
+    assert values == f.values and values is not f.values
 
 
 # ----------------------------------------------------------------------------------------------------------------

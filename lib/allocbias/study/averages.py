@@ -34,6 +34,7 @@ from ..measures import selection, validity
 from . import synthetic
 from ..measures.metrics import STUDY_METRICS
 from ..plotting import METRIC_LABELS, label_axes
+from .findings import Findings
 
 __all__ = [
     "AveragesFindings",
@@ -111,7 +112,7 @@ def _clean(x: float) -> float:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class AveragesFindings:
+class AveragesFindings(Findings):
     """Everything the chapter on why averages fail shows.
 
     Attributes
@@ -135,8 +136,8 @@ class AveragesFindings:
     transform_check, wider_spread_by_k, light_tails
         The exercises: the largest change of each metric under :math:`s \\mapsto e^{3s}`, the expected ΔDP of the
         wider-spread system for every k, and the validity table of the heavy-tail family with light tails.
-    scalars
-        The values the prose quotes, by glue key.
+    values
+        The values the prose quotes, by glue key (:meth:`glue_values`).
     parameters
         The parameters the findings were computed with.
     """
@@ -154,7 +155,7 @@ class AveragesFindings:
     transform_check: pd.Series
     wider_spread_by_k: pd.Series
     light_tails: pd.DataFrame
-    scalars: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -168,10 +169,6 @@ class AveragesFindings:
         """The hand-picked systems at the main k: the focal group's metrics, ΔDP and closed-form ΔDP."""
         return self.focal.xs(self.parameters["k"], level="k")[[*METRICS, "dDP", "dDP_formula"]].rename(
             columns=METRIC_LABELS)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues, by key."""
-        return dict(self.scalars)
 
 
 def averages_findings(
@@ -311,7 +308,7 @@ def averages_findings(
         curves=contribution_curves(n_groups, k_all), scores=scores, params=params, points=points, shape=shape,
         correlations=correlations, r_table=r_table, two=two, cases=cases, focal=focal,
         transform_check=transform_check, wider_spread_by_k=wider_spread_by_k, light_tails=light_tails,
-        scalars=scalars,
+        values=scalars,
         parameters={"n_systems": n_systems, "n_groups": n_groups, "n_per_group": n_per_group, "rounds": rounds,
                     "k": k, "k_all": k_all, "families": families, "seed": seed, **settings})
 

@@ -38,6 +38,7 @@ from ..measures import genderbench as G
 from ..checks import require_columns
 from ..plotting import label_axes, order_groups
 from ..measures.validity import control_words, pearson, validity_controls
+from .findings import Findings
 
 __all__ = [
     "BloombergFindings",
@@ -183,7 +184,7 @@ def tiny_undetected_rates(systems: Mapping[str, str] | None = None) -> dict[str,
 # the findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class BloombergFindings:
+class BloombergFindings(Findings):
     """Everything chapter 10 shows. ``tables`` holds the display tables (flat frames, in the chapter's order),
     the other frames are the data behind the figures, ``values`` the glued scalars and phrases."""
 
@@ -195,10 +196,6 @@ class BloombergFindings:
     fair_bound: float
     level: float
     values: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys and their values (plain ints, floats and strings)."""
-        return dict(self.values)
 
 
 def bloomberg_rankings_findings(

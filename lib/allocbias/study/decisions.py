@@ -33,6 +33,7 @@ from ..measures.metrics import STUDY_GAPS
 from ..audited import data
 from ..measures import metrics, selection
 from ..plotting import GROUP_ORDER, group_palette, label_axes, system_palette
+from .findings import Findings
 
 __all__ = [
     "DecisionFindings",
@@ -93,7 +94,7 @@ def _r(x: pd.Series, y: pd.Series) -> float:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class DecisionFindings:
+class DecisionFindings(Findings):
     """Everything the chapter on decisions shows.
 
     Attributes
@@ -119,8 +120,8 @@ class DecisionFindings:
         Exercise 1: the first system's mean ΔDP per group for k = 1 .. G - 1.
     matched
         Exercise 2: the first system's mean ΔDP per group with matched and with mixed pools.
-    scalars, phrases
-        The values the prose quotes, by glue key.
+    values, phrases
+        The numbers and the result-dependent phrases the prose quotes, by glue key (:meth:`glue_values`).
     parameters
         The parameters the findings were computed with.
     """
@@ -135,7 +136,7 @@ class DecisionFindings:
     figure1: pd.DataFrame
     quota_sweep: pd.DataFrame
     matched: pd.DataFrame
-    scalars: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -148,13 +149,6 @@ class DecisionFindings:
     def score_gap_table(self) -> pd.DataFrame:
         """The Figure 1 table with readable column names."""
         return self.figure1.rename(columns={"avg_gap": "δ (mean over jobs)", "dDP": "ΔDP (mean over jobs)"})
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues (scalars and phrases), by key."""
-        clash = set(self.scalars) & set(self.phrases)
-        if clash:
-            raise ValueError(f"keys both a scalar and a phrase: {sorted(clash)}")
-        return {**self.scalars, **self.phrases}
 
 
 def decisions_findings(
@@ -305,7 +299,7 @@ def decisions_findings(
     }
     return DecisionFindings(
         scores=scores, example_pool=example, rates=rates, gaps=both, rate_table=rate_table, gap_table=gap_table,
-        mean_gaps=mean_gaps, figure1=fig1, quota_sweep=sweep, matched=compare, scalars=scalars, phrases=phrases,
+        mean_gaps=mean_gaps, figure1=fig1, quota_sweep=sweep, matched=compare, values=scalars, phrases=phrases,
         parameters={"systems": systems, "jobs": jobs, "names_per_group": names_per_group, "k": k,
                     "rounds": rounds, "seed": seed, "reference": reference, "groups": groups})
 
@@ -335,7 +329,7 @@ def figure_direction(findings: DecisionFindings) -> plt.Figure:
     """Each system's mean ΔDP per group (mean over the jobs), with ±2 standard errors of the pool noise in grey."""
     p = findings.parameters
     systems, reference = p["systems"], p["reference"]
-    se_mean = findings.scalars["dir_se_mean"]
+    se_mean = findings.values["dir_se_mean"]
     others = list(findings.mean_gaps.columns)
     long = findings.mean_gaps.stack().rename("dDP").reset_index()
     fig, ax = plt.subplots(figsize=(8, 4.2))

@@ -34,6 +34,7 @@ from ..measures import validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
 from ..plotting import GROUP_ORDER, METRIC_SHORT, label_axes, metric_palette
 from ..scoring.systems import parse_system
+from .findings import Findings
 
 __all__ = [
     "GAPS",
@@ -132,11 +133,12 @@ def spreads_by_k(scores: pd.DataFrame, ks: Sequence[int], rounds: int, seed: int
 
 
 @dataclass
-class GroupCorrelationFindings:
+class GroupCorrelationFindings(Findings):
     """Everything the chapter shows: ``table`` (per-group r with intervals), ``pooled`` (r over all groups,
     indexed by gap and metric), ``spread`` (:func:`spread_summary`), ``chance`` (the spread's permutation test,
     indexed by gap and metric), ``controls`` (per-group permutation null and held-out r), ``strong_weak`` (the
-    quality separation of strong against weak résumés), ``points``, ``scores`` and the glued ``scalars``."""
+    quality separation of strong against weak résumés), ``points``, ``scores``, the
+    chapter's ``parameters`` and the glued ``values``."""
 
     table: pd.DataFrame
     pooled: pd.DataFrame
@@ -148,11 +150,7 @@ class GroupCorrelationFindings:
     scores: pd.DataFrame
     others: list[str]
     parameters: dict[str, Any]
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys and values (plain ints, floats and strings)."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
 
     def controls_view(self) -> pd.DataFrame:
         """RABBI's and δ's per-group controls, as the chapter shows them."""
@@ -258,7 +256,7 @@ def group_correlation_findings(
                       confidence=confidence, permutations=permutations, n_perm=n_perm, n_splits=n_splits)
     return GroupCorrelationFindings(table=table, pooled=pooled, spread=spread, chance=chance, controls=controls,
                                     strong_weak=strong_weak, points=points, scores=scores, others=others,
-                                    parameters=parameters, scalars=g)
+                                    parameters=parameters, values=g)
 
 
 def figure_correlations(findings: GroupCorrelationFindings) -> plt.Figure:

@@ -43,6 +43,7 @@ from ..measures import genderbench as G
 from ..checks import require_columns
 from ..plotting import label_axes
 from ..scoring.systems import WORDINGS, System, parse_system
+from .findings import Findings
 
 __all__ = [
     "COMMITTED",
@@ -160,7 +161,7 @@ def sample_size_check(jobs: Sequence[str], *, seed: int, n_boot: int, seconds_pe
 # the findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HiringBloombergFindings:
+class HiringBloombergFindings(Findings):
     """Everything chapter 9 shows: display tables, the frames behind the figures and the glued values."""
 
     first_item: pd.DataFrame  #: the first item's candidates per slot and attempt
@@ -177,10 +178,6 @@ class HiringBloombergFindings:
     n_slots: int
     sample_size: dict[str, Any]
     values: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys and their values (plain ints, floats and strings)."""
-        return dict(self.values)
 
 
 def hiring_bloomberg_findings(

@@ -33,6 +33,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import ll144, selection
 from ..plotting import label_axes
+from .findings import Findings
 
 __all__ = [
     "COUNTS",
@@ -171,7 +172,7 @@ def _share(flags: pd.Series, valid: pd.Series) -> float:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class LL144AuditsFindings:
+class LL144AuditsFindings(Findings):
     """Everything the chapter shows.
 
     ``kinds`` audits by type of tool and data; ``demo_counts`` and ``demo`` one audit's intersectional counts and
@@ -180,7 +181,8 @@ class LL144AuditsFindings:
     published ratios by category (histogram); ``bounds`` one row per audit with its lowest ratio and bounds;
     ``sims`` the simulated scoring tables, ``sim_table`` their AUC_DI and P_fair by spread, ``sim_curves`` the DI
     curves of the largest table by spread and ``sim_cut`` its rejected share at the cut; ``study`` the LL144 table
-    of the study system; ``audits`` the published audits; ``scalars`` the glued values.
+    of the study system; ``audits`` the published audits; ``values`` the glued values; ``parameters`` the
+    four-fifths ``bound`` and the simulated ``spreads`` the figures read.
     """
 
     audits: pd.DataFrame
@@ -197,12 +199,8 @@ class LL144AuditsFindings:
     sim_curves: dict[float, pd.Series]
     sim_cut: float
     study: pd.DataFrame
-    settings: dict[str, Any] = field(default_factory=dict)
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys with plain Python values (float, int or str)."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 def _check(bound: Any, tol: Any, exclude_below: Any, sim_spreads: Any) -> list[float]:
@@ -407,8 +405,8 @@ def ll144_audits_findings(
         audits=audits, kinds=kinds, demo_counts=demo_counts, demo=demo.reset_index(drop=True), compared=compared,
         by_auditor=by_auditor, versus=versus, ratios=ratios, bounds=per_bounds, sims=sims, sim_table=sim_table,
         sim_curves={s: curves[(largest, s)] for s in spreads}, sim_cut=sim_cut,
-        study=study_view.reset_index(drop=True), settings={"bound": float(bound), "spreads": spreads},
-        scalars=scalars)
+        study=study_view.reset_index(drop=True), parameters={"bound": float(bound), "spreads": spreads},
+        values=scalars)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -422,7 +420,7 @@ def figure_impact_ratios(findings: LL144AuditsFindings) -> Figure:
                  multiple="layer", element="step", stat="count", common_norm=False, binrange=(0, 1.6),
                  binwidth=0.025, ax=ax)
     ax.get_legend().set_title("category")
-    ax.axvline(findings.settings["bound"], color="black", ls="--", lw=1)
+    ax.axvline(findings.parameters["bound"], color="black", ls="--", lw=1)
     label_axes(ax, title="Published impact ratios by category (dashed: four-fifths bound)",
                x="impact ratio (published; ours where none)", y="group-level results (count)")
     return fig
@@ -437,7 +435,7 @@ def figure_bounds(findings: LL144AuditsFindings) -> Figure:
     ax.vlines(plot.index, plot["min_lower"], plot["min_ir"], color=colors, lw=1.2)
     ax.scatter(plot.index, plot["min_ir"], c=colors, s=10, zorder=3)
     ax.scatter(plot.index, plot["min_lower_prop"], marker="_", color="black", s=30, zorder=3)
-    ax.axhline(findings.settings["bound"], color="black", ls="--", lw=1)
+    ax.axhline(findings.parameters["bound"], color="black", ls="--", lw=1)
     label_axes(ax, title="Lowest impact ratio per audit and its lower bound for unknown applicants",
                x="audit (sorted by its lowest ratio; blue: passes, red: fails)",
                y="impact ratio (dash: proportional bound)")
@@ -451,7 +449,7 @@ def figure_simulation(findings: LL144AuditsFindings) -> Figure:
     fig, ax = plt.subplots(figsize=(7.5, 4.0))
     for spread, curve in findings.sim_curves.items():
         ax.plot(curve.index, curve.to_numpy(), label=f"spread {spread:g}")
-    ax.axhline(findings.settings["bound"], color="black", ls="--", lw=1)
+    ax.axhline(findings.parameters["bound"], color="black", ls="--", lw=1)
     ax.axvline(findings.sim_cut, color="grey", ls=":", lw=1)
     label_axes(ax, title="One published scoring table, three score distributions that reproduce it\n"
                          "(dotted: its cut)",

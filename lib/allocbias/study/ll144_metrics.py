@@ -25,6 +25,7 @@ from scipy import stats
 from .. import checks
 from ..measures import ll144
 from ..plotting import group_palette, label_axes, plot_di_curves, plot_metric_sweep, plot_score_distributions
+from .findings import Findings
 
 __all__ = [
     "EXAMPLES",
@@ -136,7 +137,7 @@ def styled(frame: pd.DataFrame, *, uuid: str, precision: int = 3) -> Any:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class LL144MetricsFindings:
+class LL144MetricsFindings(Findings):
     """Everything the chapter shows.
 
     ``toy`` the metrics of the four-candidate toy example (one row per group); ``frames[kind][param]`` the
@@ -144,8 +145,9 @@ class LL144MetricsFindings:
     ``sweep_points`` parameter values (``ll144.synthetic_sweep``); ``flags`` the metrics at the strongest setting
     of each example (the lower of the two groups), as text with flags; ``priors`` AUC_DI and P_fair under the flat
     and the Beta prior; ``ks`` the Kolmogorov--Smirnov test at the strongest and weakest settings; ``prior_curve``
-    (example 3 at its strongest setting) and ``prior_density`` the data of the prior figure; ``scalars`` the
-    glued values.
+    (example 3 at its strongest setting) and ``prior_density`` the data of the prior figure; ``values`` the
+    glued values; ``parameters`` what the figures read: ``fair_bound``, ``prior_a``, ``prior_b``, ``strong`` (each
+    example's strongest parameter value) and ``param_names`` (each example's parameter, in words).
     """
 
     toy: pd.DataFrame
@@ -157,12 +159,8 @@ class LL144MetricsFindings:
     ks: pd.DataFrame
     prior_curve: pd.DataFrame
     prior_density: pd.Series
-    settings: dict[str, Any] = field(default_factory=dict)
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys with plain Python values (float, int, str or a list of floats)."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 def ll144_metrics_findings(
@@ -263,12 +261,12 @@ def ll144_metrics_findings(
         key = f"ks_ex{row['example']}_{row['setting']}"
         scalars.update({f"{key}_D": float(row["D"]), f"{key}_pvalue": float(row["p-value"]),
                         f"{key}_pvalue_text": pvalue_text(row["p-value"])})
-    settings = {"fair_bound": bound, "strong": strong, "prior_a": prior_a, "prior_b": prior_b,
+    parameters = {"fair_bound": bound, "strong": strong, "prior_a": prior_a, "prior_b": prior_b,
                 "param_names": dict(PARAM_NAMES)}
     return LL144MetricsFindings(
         toy=toy.rename_axis("group").reset_index(), frames=frames, curves=curves, sweeps=sweeps, flags=flags,
         priors=priors.reset_index(), ks=ks, prior_curve=curves[3][strong[3]],
-        prior_density=pd.Series(prior.pdf(grid), index=grid, name="density"), settings=settings, scalars=scalars)
+        prior_density=pd.Series(prior.pdf(grid), index=grid, name="density"), parameters=parameters, values=scalars)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -279,8 +277,8 @@ def figures_example(findings: LL144MetricsFindings, kind: int) -> list[Figure]:
     group (dotted: the median cut of Local Law 144) and every metric against the parameter (dashed: the bound)."""
     if kind not in findings.frames:
         raise ValueError(f"kind must be one of {sorted(findings.frames)}, got {kind!r}")
-    bound = findings.settings["fair_bound"]
-    name = findings.settings["param_names"][kind]
+    bound = findings.parameters["fair_bound"]
+    name = findings.parameters["param_names"][kind]
     short = name.split(" (")[0]
     palette = group_palette(list(GROUPS))
     dist = plot_score_distributions(findings.frames[kind], param_label=short, palette=palette, groups=list(GROUPS),
@@ -295,7 +293,7 @@ def figures_example(findings: LL144MetricsFindings, kind: int) -> list[Figure]:
 def figure_prior(findings: LL144MetricsFindings) -> Figure:
     """Example 3's DI curve at its strongest setting with the Beta prior's density on a second y axis (the title on
     two lines, so that it stays clear of the second axis' label)."""
-    s = findings.settings
+    s = findings.parameters
     curve, density = findings.prior_curve, findings.prior_density
     palette = group_palette(list(GROUPS))
     fig, ax = plt.subplots(figsize=(7.5, 4.0), layout="constrained")

@@ -34,6 +34,7 @@ from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
 from ..plotting import METRIC_SHORT, label_axes, metric_palette, system_palette
 from ..scoring.systems import parse_system
+from .findings import Findings
 
 __all__ = [
     "GAPS",
@@ -160,12 +161,13 @@ def paper_counterpart(row: Any, *, full: pd.Series, dp_ranks: pd.DataFrame, jobs
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class ModelSelectionFindings:
+class ModelSelectionFindings(Findings):
     """Everything the chapter shows. Tables: ``rms`` (RMS of ΔDP per system and job), ``dp_ranks``,
     ``eo_ranks`` (ranks per job), ``overall`` (ranks over all jobs), ``ndcg`` (NDCG per gap, metric and cut-off
     with the random expectation, the share of random rankings at least as high and the redrawn ideal),
     ``controls`` (:func:`allocbias.validity.ndcg_controls`), ``essay_ndcg`` (None without an essay panel) and
-    ``paper`` (the paper's claims with our counterpart in ``ours``); the glued ``scalars``."""
+    ``paper`` (the paper's claims with our counterpart in ``ours``); the chapter's ``parameters``; the glued
+    ``values``."""
 
     points: pd.DataFrame
     points_eo: pd.DataFrame
@@ -181,11 +183,7 @@ class ModelSelectionFindings:
     essay_ndcg: pd.DataFrame | None
     paper: pd.DataFrame
     parameters: dict[str, Any]
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """The chapter's glue keys and values (plain ints, floats and strings)."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
 
     def rms_view(self) -> pd.DataFrame:
         """RMS over groups of ΔDP, systems (rows) by jobs (columns)."""
@@ -400,7 +398,7 @@ def model_selection_findings(
     return ModelSelectionFindings(points=points, points_eo=points_eo, scores=scores, rms=rms, dp_ranks=dp_ranks,
                                   eo_ranks=eo_ranks, overall=overall, ndcg=ndcg, noise=noise, expected=expected,
                                   controls=controls, essay_ndcg=essay_ndcg, paper=paper, parameters=parameters,
-                                  scalars=g)
+                                  values=g)
 
 
 def _essay_panel(g: dict[str, Any], *, k: int, rounds: int, seed: int, essay_scores: pd.DataFrame | None

@@ -48,6 +48,7 @@ from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
 from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette, show_table
 from ..scoring.systems import MODELS, parse_system
+from .findings import Findings
 
 __all__ = [
     "ALPHA",
@@ -269,7 +270,7 @@ def _system_replicate(sample: pd.DataFrame) -> pd.DataFrame:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class PredictiveValidityFindings:
+class PredictiveValidityFindings(Findings):
     """Everything chapter 4 shows. Tables meant for display are ready to show (:func:`show`)."""
 
     systems: list[str]
@@ -301,11 +302,7 @@ class PredictiveValidityFindings:
     spearman_view: pd.DataFrame
     per_model_view: pd.DataFrame
     rounds_view: pd.DataFrame
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every scalar and phrase the chapter quotes, by its glue key."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def _check(*, systems, jobs, k, rounds, n_groups, names_per_group, seed, pairwise_systems, pairwise_rounds,
@@ -721,7 +718,7 @@ def predictive_validity_findings(
         systems_view=systems_view, decomposition_view=decomposition_view, loo_view=loo_view,
         bootstrap_view=bootstrap_view, pairwise_answers_view=answers_view, pairwise_view=pairwise_view,
         text_code_view=text_code_view, essay_view=essay_view, spearman_view=spearman_view,
-        per_model_view=per_model_view.rename_axis("model").reset_index(), rounds_view=rounds_view, scalars=g)
+        per_model_view=per_model_view.rename_axis("model").reset_index(), rounds_view=rounds_view, values=g)
 
 
 def _bootstrap_view(boot: pd.DataFrame, est: pd.DataFrame) -> pd.DataFrame:

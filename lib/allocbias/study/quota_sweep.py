@@ -38,6 +38,7 @@ from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
 from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette
+from .findings import Findings
 
 __all__ = [
     "GAP_LABEL",
@@ -135,7 +136,7 @@ def selection_linearity(n_groups: int, grid: int = 2001) -> pd.Series:
 # the findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class QuotaSweepFindings:
+class QuotaSweepFindings(Findings):
     """Everything the quota chapter shows.
 
     * ``points``: the study points at every quota (:func:`allocbias.study.tables.study_points`);
@@ -165,10 +166,6 @@ class QuotaSweepFindings:
     linearity: pd.Series
     values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues, by its glue key (ints, floats and strings)."""
-        return dict(self.values)
 
 
 def _paper_tables(table1: pd.DataFrame | None, figure7: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -34,6 +34,7 @@ from .. import checks
 from ..measures.metrics import STUDY_GAPS
 from ..audited import data, datasets
 from ..plotting import label_axes, system_palette
+from .findings import Findings
 
 __all__ = [
     "GROUPING_NAMES",
@@ -91,7 +92,7 @@ def agreement_list(overall: pd.DataFrame) -> str:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
-class RealEssayFindings:
+class RealEssayFindings(Findings):
     """Everything the chapter on real essays shows.
 
     Attributes
@@ -113,8 +114,8 @@ class RealEssayFindings:
         RABBI, δ, JSD and EMD per (grouping, grader, group).
     validity
         Table 1's essay rows: our r with its interval beside the paper's.
-    scalars, phrases
-        The values the prose quotes, by glue key.
+    values, phrases
+        The numbers and the result-dependent phrases the prose quotes, by glue key (:meth:`glue_values`).
     parameters
         The parameters the findings were computed with (and ``graders``).
     """
@@ -129,7 +130,7 @@ class RealEssayFindings:
     largest: pd.DataFrame
     score_metrics: pd.DataFrame
     validity: pd.DataFrame
-    scalars: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -137,13 +138,6 @@ class RealEssayFindings:
     def gap_table(self) -> pd.DataFrame:
         """Every grader, group and k: φ, ψ, ΔDP, ΔEO and the system-minus-human ΔDP."""
         return self.gaps[["grouping", "grader", "k", "group", "phi", "psi", "dDP", "dEO", "dDP_minus_human"]]
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues (scalars and phrases), by key."""
-        clash = set(self.scalars) & set(self.phrases)
-        if clash:
-            raise ValueError(f"keys both a scalar and a phrase: {sorted(clash)}")
-        return {**self.scalars, **self.phrases}
 
 
 def real_essays_findings(
@@ -302,7 +296,7 @@ def real_essays_findings(
     return RealEssayFindings(
         table=table, graded=graded, groups=groups, overall=overall, per_prompt=per_prompt, gaps=gaps,
         intervals=intervals, largest=largest.drop(columns="key"), score_metrics=score_metrics, validity=side,
-        scalars=scalars, phrases=phrases,
+        values=scalars, phrases=phrases,
         parameters={"systems": system_ids, "graders": graders, "ks": ks, "k_main": k_main, "pool_size": pool_size,
                     "rounds": rounds, "n_boot": n_boot, "min_prompt_essays": min_prompt_essays, "seed": seed,
                     "max_essays": max_essays})

@@ -33,6 +33,7 @@ import pandas as pd
 from .. import checks
 from ..measures import ll144, metrics, selection, validity
 from ..checks import require_columns
+from .findings import Findings
 
 __all__ = [
     "METRICS",
@@ -475,7 +476,7 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
 # the findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RealScoreFindings:
+class RealScoreFindings(Findings):
     """Everything the chapter on real large models' scores shows.
 
     Attributes
@@ -501,8 +502,8 @@ class RealScoreFindings:
         random ordering's.
     shapes
         Skewness and excess kurtosis of the scores per (data set, system, group).
-    scalars
-        The numbers (and one label) the prose quotes, by glue key.
+    values
+        The numbers (and one label) the prose quotes, by glue key (:meth:`glue_values`).
     phrases
         Result-dependent sentences, by glue key.
     parameters
@@ -517,16 +518,9 @@ class RealScoreFindings:
     ties: pd.DataFrame
     ndcg: pd.DataFrame
     shapes: pd.DataFrame
-    scalars: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues (scalars and phrases), by key."""
-        clash = set(self.scalars) & set(self.phrases)
-        if clash:
-            raise ValueError(f"keys both a scalar and a phrase: {sorted(clash)}")
-        return {**self.scalars, **self.phrases}
 
 
 def _ks(pool_size: int, k_max: int | None) -> list[int]:
@@ -774,7 +768,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
                                             references)
     return RealScoreFindings(
         counts=counts_table, validity=table, points=all_points, lippens_rates=rates, lippens_ll144=ll,
-        ties=pd.DataFrame(ties), ndcg=ndcg_table, shapes=pd.concat(shapes, ignore_index=True), scalars=scalars,
+        ties=pd.DataFrame(ties), ndcg=ndcg_table, shapes=pd.concat(shapes, ignore_index=True), values=scalars,
         phrases=phrases,
         parameters={"k_max": k_max, "n_perm": n_perm, "n_splits": n_splits, "n_boot": n_boot, "seed": seed,
                     "metrics": list(metric_names)})
@@ -977,7 +971,7 @@ def figure_lippens_rates(findings: RealScoreFindings) -> Any:
                     fmt="o", ms=4, color=("tab:blue", "tab:orange", "tab:green")[i % 3], label=f"k = {k}")
     ax.set_yticks(range(len(order)), order)
     ax.legend(title=None, loc="lower right")
-    n_pools = findings.scalars.get("lippens_n_pools")
+    n_pools = findings.values.get("lippens_n_pools")
     where = f" over {n_pools:,} vacancies" if n_pools is not None else ""
     label_axes(ax, title=f"Top-k selection rate per group{where} (95% intervals)",
                x="selection rate (share of the group's candidates selected)", y="origin and sex")

@@ -40,6 +40,7 @@ from ..scoring import items
 from ..measures import metrics, validity
 from ..plotting import GROUP_ORDER, group_palette, label_axes, system_palette
 from ..scoring.systems import parse_system
+from .findings import Findings
 
 __all__ = [
     "CHECK_K",
@@ -210,7 +211,7 @@ def _range_word(value: float, low: float, high: float) -> str:
 # the findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ScoreShapeFindings:
+class ScoreShapeFindings(Findings):
     """Everything the score-shape chapter shows.
 
     * ``scores``: the pointwise scores read; ``shape``: :func:`allocbias.metrics.score_shape` per (system, model,
@@ -238,10 +239,6 @@ class ScoreShapeFindings:
     exercises: dict[str, Any] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues, by its glue key (ints, floats and strings)."""
-        return dict(self.values)
 
 
 def _check(systems: Sequence[str], jobs: Sequence[str], pairwise_systems: Sequence[str], pairwise_rounds: int,

@@ -46,6 +46,7 @@ from ..scoring.engine import label_variants
 from ..scoring.models import REGISTRY, load_tokenizer
 from ..scoring.systems import MODELS, PRECISIONS, WORDINGS, parse_system, served_system_id
 from ..scoring.systems import systems as system_grid
+from .findings import Findings
 
 __all__ = [
     "PAIRWISE_CASES",
@@ -210,7 +211,7 @@ def pairwise_rule_table(cases: Mapping[str, tuple[str, str]] = PAIRWISE_CASES) -
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ScoringFindings:
+class ScoringFindings(Findings):
     """What the chapter on scoring shows.
 
     Tables: ``variants`` (tokens per surface form of each label, per model; ``counted`` = single token), ``forms``
@@ -221,7 +222,8 @@ class ScoringFindings:
     each résumé over its names), ``separation`` (RABBI between qualities within a job; ``separation_view``: one row per system
     and job, one column per pair of qualities), ``by_system`` (per
     system: RABBI high vs low, P(strong outscores weak), median label mass), ``essays`` (graded DEMO essays, None
-    when none). ``scalars``: every glued value but the Markdown command.
+    when none). ``values``: every glued value but the Markdown command
+    (:meth:`glue_values`).
     """
 
     variants: pd.DataFrame
@@ -239,18 +241,19 @@ class ScoringFindings:
     by_system: pd.DataFrame
     essays: pd.DataFrame | None
     low_mass: float
-    scalars: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
 
     @property
     def first_system(self) -> str:
         """The system the chapter's prose reads (the first of the scores table)."""
-        return self.scalars["first_system"]
+        return self.values["first_system"]
 
     def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues, by key; ``prov_command_md`` is the regenerating command as Markdown."""
+        """Every value the chapter glues, by key: :meth:`Findings.glue_values` and ``prov_command_md``, the
+        regenerating command as a Markdown object (the chapter shows it as code, not as a plain string)."""
         from IPython.display import Markdown
 
-        return {**self.scalars, "prov_command_md": Markdown(f"`{self.scalars['prov_command']}`")}
+        return {**super().glue_values(), "prov_command_md": Markdown(f"`{self.values['prov_command']}`")}
 
 
 def _check(*, backend: str, model: str, pairwise_systems: Sequence[str], pairwise_rounds: Any,
@@ -535,7 +538,7 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
             pairwise_stats=None if stats is None else stats.drop(columns=["n_prompts", "n_pairs"]).reset_index(),
             answers=answers, models=models_table, provenance=prov, resume_means=resume_means,
             separation=separation, separation_view=separation_view, by_system=by_system.rename_axis("system").reset_index(), essays=graded,
-            low_mass=float(low_mass), scalars=s)
+            low_mass=float(low_mass), values=s)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from ..audited import names as name_rule
 from ..measures.genderbench import build_items, pivot_attempts
 from ..measures.selection import draw_group_pools
 from ..plotting import GROUP_ORDER, group_palette, label_axes
+from .findings import Findings
 
 __all__ = [
     "TaskAndDataFindings",
@@ -101,7 +102,7 @@ def _messages_markdown(messages: list[dict], ad: str, title: str) -> str:
 # findings
 # --------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TaskAndDataFindings:
+class TaskAndDataFindings(Findings):
     """What the chapter on the task and its data shows.
 
     Tables (DataFrames): ``groups`` (group, gender, race, reference), ``demo_essays`` (DEMO essays per topic and
@@ -111,7 +112,7 @@ class TaskAndDataFindings:
     ``pool_members`` (the first rounds of the shown job, one column per round), ``hb_item`` (the first
     HiringBloomberg item) and ``hashes``. Figure data: ``first_names`` (the committed first names). Texts
     (Markdown or plain): ``texts``. Inputs the exercises reuse: ``names``, ``sources``, ``rule``, ``job``,
-    ``examples``, ``example_name``. ``scalars``: every glued value.
+    ``examples``, ``example_name``. ``values``: every glued value (:meth:`glue_values`).
     """
 
     groups: pd.DataFrame
@@ -135,11 +136,7 @@ class TaskAndDataFindings:
     job: Any
     examples: dict[str, Any]
     example_name: str
-    scalars: dict[str, Any] = field(default_factory=dict)
-
-    def glue_values(self) -> dict[str, Any]:
-        """Every value the chapter glues, by key (ints, floats, strings, and the per-group dicts and lists)."""
-        return dict(self.scalars)
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def _check(names_per_group: Any, seed: Any, sample_per_group: Any, job: Any, wording: Any, pool_rounds: Any) -> None:
@@ -350,7 +347,7 @@ def task_and_data_findings(*, names_per_group: int = 10, seed: int = 0, sample_p
         cross_check=check.reset_index(), worst_tzioumis=tzioumis.reset_index(), jobs=jobs_table,
         resumes=resumes, candidates=cands, pool_members=members, hb_item=hb_item.reset_index(), hashes=hashes,
         first_names=first, texts=texts, names=names, sources=sources, rule=rule, job=shown, examples=examples,
-        example_name=example_name, scalars=s)
+        example_name=example_name, values=s)
 
 
 def names_added_at_threshold(sources: Any, rule: name_rule.NameRule, *, race: str, threshold: float,
