@@ -298,11 +298,24 @@ def test_selection_rates_match_the_gaps_of_simulate():
     assert np.allclose(merged["phi_x"], merged["phi_y"])
     assert np.allclose(merged["phi_y"] - merged["phi_ref"], merged["dDP"])
     assert np.allclose(merged["psi_y"] - merged["psi_ref"], merged["dEO"])
-    # one simulate call per system, with the by columns in front
+    # the table of one simulate call per system, value for value, with the by columns in front
     direct = simulate(scores[scores["system"] == "s2"].reset_index(drop=True), "score", [1, 2], D.REFERENCE_GROUP,
                       300, 7, by="job")
-    pd.testing.assert_frame_equal(gaps[gaps["system"] == "s2"].drop(columns="system").reset_index(drop=True), direct)
+    pd.testing.assert_frame_equal(gaps[gaps["system"] == "s2"].drop(columns="system").reset_index(drop=True), direct,
+                                  check_exact=True)
     assert (rates["appearances"] == 300).all() and (rates["qualified_appearances"] <= 300).all()
+
+
+def test_allocation_table_names_a_missing_reference_and_a_missing_score():
+    scores = _scored(D.candidate_table(["retail"], names_per_group=1, seed=0), 2)
+    with pytest.raises(ValueError, match="reference group 'Nobody' is not in column 'group'"):
+        tables.allocation_table(scores, 1, 20, 0, reference="Nobody")
+    without = scores[(scores["system"] == "s1") | (scores["group"] != D.REFERENCE_GROUP)]
+    with pytest.raises(ValueError, match=r"has no candidate \(column 'group'\) in the cells \[\{'system': 's2'"):
+        tables.allocation_table(without, 1, 20, 0)
+    holed = scores.assign(score=scores["score"].where(scores["group"] != D.REFERENCE_GROUP))  # drawn every round
+    with pytest.raises(ValueError, match="column 'score' is NaN for candidates in the pools of cell"):
+        tables.allocation_table(holed, 1, 20, 0)
 
 
 @settings(max_examples=25, deadline=None)

@@ -19,6 +19,7 @@ from allocbias.study.synthetic import (
     CASES,
     FAMILIES,
     REFERENCE,
+    FamilySettings,
     dp_contribution,
     draw_group_params,
     draw_scores,
@@ -115,8 +116,9 @@ def test_group_labels() -> None:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_draw_group_params_shape_and_ranges(family) -> None:
-    p = draw_group_params(family, n_systems=50, n_groups=4, seed=1, shift_sd=0.5, spread_ratio=4.0,
-                          ceiling_offset=(2.0, 3.0), ceiling_slope=(1.0, 2.0), tail_df=(1.5, 2.5))
+    p = draw_group_params(family, n_systems=50, n_groups=4, seed=1,
+                          settings=FamilySettings(shift_sd=0.5, spread_ratio=4.0, ceiling_offset=(2.0, 3.0),
+                                                  ceiling_slope=(1.0, 2.0), tail_df=(1.5, 2.5)))
     assert list(p.columns) == ["family", "system", "group", "loc", "scale", "offset", "slope", "df"]
     assert len(p) == 200 and (p["family"] == family).all()
     assert p["group"].tolist()[:4] == ["B", "A1", "A2", "A3"]
@@ -142,7 +144,7 @@ def test_draw_group_params_shape_and_ranges(family) -> None:
 
 
 def test_zero_shift_sd_gives_equal_locations() -> None:
-    p = draw_group_params("shift", 3, 4, seed=0, shift_sd=0.0)
+    p = draw_group_params("shift", 3, 4, seed=0, settings=FamilySettings(shift_sd=0.0))
     assert (p["loc"] == 0).all()
 
 
@@ -152,19 +154,46 @@ def test_zero_shift_sd_gives_equal_locations() -> None:
         ({"shift_sd": -1.0}, "shift_sd must be >= 0"),
         ({"spread_ratio": 0.5}, "spread_ratio must be >= 1"),
         ({"ceiling_offset": (3.0, 2.0)}, "ceiling_offset must have low <= high"),
-        ({"ceiling_offset": (-1.0, 2.0)}, "ceiling_offset is a range of |offset|"),
+        ({"ceiling_offset": (-1.0, 2.0)}, r"ceiling_offset is a range of \|offset\|"),
         ({"ceiling_slope": (0.0, 2.0)}, "ceiling_slope must be positive"),
         ({"tail_df": 3.0}, r"tail_df must be a \(low, high\) pair"),
         ({"tail_df": (1.0, float("inf"))}, "tail_df must be a finite number"),
+    ],
+)
+def test_family_settings_reject_bad_values_by_name(kwargs, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        FamilySettings(**kwargs)
+
+
+def test_family_settings_are_checked_once_and_frozen() -> None:
+    s = FamilySettings(shift_sd=1, ceiling_offset=[0, 2], tail_df=[2, 4])
+    assert (s.shift_sd, s.ceiling_offset, s.tail_df) == (1.0, (0.0, 2.0), (2.0, 4.0))
+    assert isinstance(s.ceiling_offset, tuple) and FamilySettings() == FamilySettings(tail_df=(1, 3))
+    with pytest.raises(AttributeError):
+        s.shift_sd = 2.0  # type: ignore[misc]
+    # the same settings given as lists or tuples, ints or floats, draw the same systems
+    pd.testing.assert_frame_equal(draw_systems(2, ["skew"], 5, seed=1, settings=s)[0],
+                                  draw_systems(2, ["skew"], 5, seed=1, settings=FamilySettings(
+                                      shift_sd=1.0, ceiling_offset=(0.0, 2.0), tail_df=(2.0, 4.0)))[0],
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
         ({"n_systems": 0}, "n_systems must be an integer >= 1"),
         ({"seed": -1}, "seed must be a non-negative integer"),
         ({"family": "gamma"}, "family must be one of"),
+        ({"settings": {"shift_sd": 1.0}}, "settings must be a FamilySettings, got dict"),
     ],
 )
-def test_draw_group_params_rejects_bad_settings(kwargs, match) -> None:
+def test_draw_group_params_rejects_bad_arguments(kwargs, match) -> None:
     args = {"family": "skew", "n_systems": 2, "n_groups": 3, "seed": 0, **kwargs}
     with pytest.raises(ValueError, match=match):
         draw_group_params(**args)
+    if "settings" in kwargs:
+        with pytest.raises(ValueError, match=match):
+            draw_systems(2, ["skew"], 5, seed=0, settings=kwargs["settings"])
 
 
 def test_draw_systems_shapes_and_params() -> None:
@@ -178,7 +207,8 @@ def test_draw_systems_shapes_and_params() -> None:
 
 
 def test_draw_systems_applies_the_group_parameters() -> None:
-    scores, params = draw_systems(2, ["shift"], n_per_group=4000, seed=2, n_groups=3, shift_sd=2.0)
+    scores, params = draw_systems(2, ["shift"], n_per_group=4000, seed=2, n_groups=3,
+                                  settings=FamilySettings(shift_sd=2.0))
     means = scores.groupby(["system", "group"])["score"].mean()
     locs = params.set_index(["system", "group"])["loc"]
     np.testing.assert_allclose(means.loc[locs.index], locs, atol=0.06)  # 4 standard errors of a mean

@@ -481,20 +481,18 @@ def selection_rates(
     if empty:
         which = "qualified appearance" if qualified else "appearance"
         raise ValueError(f"group(s) {empty} have no {which} in pools; their selection rate is undefined")
-    frames = []
-    for i in range(sel3.shape[0]):
-        frame = pd.DataFrame(
-            {
-                "group": labels,
-                "appearances": appearances,
-                "selections": selections[i],
-                "selection_rate": selections[i] / appearances,
-            }
-        )
-        if sel.ndim == 3:
-            frame.insert(0, "k", int(k[i]))
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    n_k = sel3.shape[0]  # one frame for all quotas: row i * n_groups + g is quota i, group g
+    frame = pd.DataFrame(
+        {
+            "group": labels * n_k,
+            "appearances": np.tile(appearances, n_k),
+            "selections": selections.ravel(),
+            "selection_rate": (selections / appearances).ravel(),
+        }
+    )
+    if sel.ndim == 3:
+        frame.insert(0, "k", np.repeat(np.array([int(x) for x in k], dtype=np.int64), len(labels)))
+    return frame
 
 
 def allocation_gaps(

@@ -20,7 +20,7 @@ computed on the same candidates (:func:`allocbias.study.synthetic.evaluate_syste
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -194,8 +194,9 @@ def averages_findings(
     """The findings of the chapter on why averages fail (the chapter's parameters, same names and meaning).
 
     ``k`` is the quota of the main comparison and ``k_values`` those compared in the section on the quota (each
-    from 1 to ``n_groups - 1``); the other parameters are passed to :func:`allocbias.study.synthetic.draw_systems`
-    (families) and :func:`allocbias.study.synthetic.hand_picked_system` (``ce_*``).
+    from 1 to ``n_groups - 1``); ``shift_sd``, ``spread_ratio``, ``ceiling_offset``, ``ceiling_slope`` and ``tail_df``
+    are the :class:`allocbias.study.synthetic.FamilySettings` of :func:`allocbias.study.synthetic.draw_systems`
+    (families), the ``ce_*`` parameters go to :func:`allocbias.study.synthetic.hand_picked_system`.
     """
     n_systems = checks.count(n_systems, "n_systems")
     n_groups = checks.count(n_groups, "n_groups", 2)
@@ -207,8 +208,8 @@ def averages_findings(
     families = list(families)
     if not families:
         raise ValueError("families must name at least one family")
-    settings = dict(shift_sd=shift_sd, spread_ratio=spread_ratio, ceiling_offset=ceiling_offset,
-                    ceiling_slope=ceiling_slope, tail_df=tail_df)
+    settings = synthetic.FamilySettings(shift_sd=shift_sd, spread_ratio=spread_ratio, ceiling_offset=ceiling_offset,
+                                        ceiling_slope=ceiling_slope, tail_df=tail_df)
     reference, focal_group = synthetic.REFERENCE, synthetic.FOCAL
 
     # the paper's numbers quoted by the prose: Table 1 (pointwise resume screening) and its text on Figure 7
@@ -227,7 +228,8 @@ def averages_findings(
     }
 
     # the simulated families
-    scores, params = synthetic.draw_systems(n_systems, families, n_per_group, seed, n_groups=n_groups, **settings)
+    scores, params = synthetic.draw_systems(n_systems, families, n_per_group, seed, n_groups=n_groups,
+                                            settings=settings)
     points = synthetic.evaluate_systems(scores, k_all, rounds, seed, params=params)
     shape = (points[points["k"] == k].assign(abs_skewness=lambda d: d["skewness"].abs())
              .groupby("family")[["abs_skewness", "excess_kurtosis"]].median())
@@ -255,7 +257,7 @@ def averages_findings(
         columns=METRIC_LABELS)
 
     # a pool of two
-    two = synthetic.simulate_systems(n_systems, families, n_per_group, 1, rounds, seed, n_groups=2, **settings)
+    two = synthetic.simulate_systems(n_systems, families, n_per_group, 1, rounds, seed, n_groups=2, settings=settings)
     two_r = validity.validity_table(two, ["rabbi", "avg_gap"], ["dDP"], by=["family"]).set_index(
         ["family", "metric"])["r"]
     scalars["two_r_rabbi_min"] = float(two_r.xs("rabbi", level="metric").min())
@@ -301,7 +303,7 @@ def averages_findings(
     wider_spread_by_k = pd.Series({kk: synthetic.expected_dp_gap(u_focal["wider_spread"], n_groups, kk)
                                    for kk in range(1, n_groups)}, name="expected dDP")
     light = synthetic.simulate_systems(n_systems, ["heavy_tail"], n_per_group, k, rounds, seed, n_groups=n_groups,
-                                       **{**settings, "tail_df": (30.0, 30.0)})
+                                       settings=replace(settings, tail_df=(30.0, 30.0)))
     light_tails = validity.validity_table(light, METRICS, ["dDP"])[["metric", "gap_transform", "r"]]
 
     return AveragesFindings(
@@ -310,7 +312,7 @@ def averages_findings(
         transform_check=transform_check, wider_spread_by_k=wider_spread_by_k, light_tails=light_tails,
         values=scalars,
         parameters={"n_systems": n_systems, "n_groups": n_groups, "n_per_group": n_per_group, "rounds": rounds,
-                    "k": k, "k_all": k_all, "families": families, "seed": seed, **settings})
+                    "k": k, "k_all": k_all, "families": families, "seed": seed, **asdict(settings)})
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ too). The families (one per kind of group difference; ``z`` is a latent score, `
 Functions:
 
 * :func:`draw_scores`: one group's scores from a family with given parameters;
+* :class:`FamilySettings`: how the group parameters of random systems are drawn (checked once);
 * :func:`draw_group_params`, :func:`draw_systems`: random systems (parameters per group, then scores), tidy;
 * :func:`evaluate_systems`: every metric of :func:`allocbias.metrics.bias_table`, the score shape and the
   selection gaps of :func:`allocbias.selection.simulate` per (system, group), one tidy row each;
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -50,6 +52,7 @@ __all__ = [
     "CASES",
     "FAMILIES",
     "FOCAL",
+    "FamilySettings",
     "REFERENCE",
     "dp_contribution",
     "draw_group_params",
@@ -231,33 +234,78 @@ def group_labels(n_groups: int) -> list[str]:
     return [REFERENCE, *(f"A{i}" for i in range(1, n_groups))]
 
 
+@dataclass(frozen=True)
+class FamilySettings:
+    r"""How the group parameters of random systems are drawn (:func:`draw_group_params`, :func:`draw_systems`,
+    :func:`simulate_systems`), per family:
+
+    * ``shift_sd`` (``>= 0``): ``shift``, ``skew``, ``heavy_tail``: ``loc ~ N(0, shift_sd^2)`` per group;
+    * ``spread_ratio`` (``>= 1``): ``spread``: the largest ratio of two groups' standard deviations;
+    * ``ceiling_offset`` (``(low, high)``, ``0 <= low``): ``skew``: the range of ``|offset|``;
+    * ``ceiling_slope`` (``(low, high)``, ``0 < low``): ``skew``: the range of the slope;
+    * ``tail_df`` (``(low, high)``, ``0 < low``): ``heavy_tail``: the range of the Student-t degrees of freedom.
+
+    Checked once, when made: a bad value raises ``ValueError`` naming the setting. The numbers are kept as floats
+    and the ranges as ``(low, high)`` tuples of floats.
+
+    >>> FamilySettings(tail_df=[30, 30]).tail_df, FamilySettings().ceiling_offset
+    ((30.0, 30.0), (2.0, 6.0))
+    >>> FamilySettings(spread_ratio=0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: spread_ratio must be >= 1 (the largest ratio of two groups' sds), got 0.5
+    """
+
+    shift_sd: float = 0.5
+    spread_ratio: float = 3.0
+    ceiling_offset: tuple[float, float] = (2.0, 6.0)
+    ceiling_slope: tuple[float, float] = (1.0, 3.0)
+    tail_df: tuple[float, float] = (1.0, 3.0)
+
+    def __post_init__(self) -> None:
+        sd = _finite(self.shift_sd, "shift_sd")
+        if sd < 0:
+            raise ValueError(f"shift_sd must be >= 0, got {self.shift_sd!r}")
+        ratio = _finite(self.spread_ratio, "spread_ratio")
+        if ratio < 1:
+            raise ValueError(f"spread_ratio must be >= 1 (the largest ratio of two groups' sds), got "
+                             f"{self.spread_ratio!r}")
+        offset = _range(self.ceiling_offset, "ceiling_offset", positive=False)
+        if offset[0] < 0:
+            raise ValueError(f"ceiling_offset is a range of |offset| and must be >= 0, got {self.ceiling_offset!r}")
+        checked = {"shift_sd": sd, "spread_ratio": ratio, "ceiling_offset": offset,
+                   "ceiling_slope": _range(self.ceiling_slope, "ceiling_slope", positive=True),
+                   "tail_df": _range(self.tail_df, "tail_df", positive=True)}
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def _check_settings(settings: Any) -> FamilySettings:
+    if not isinstance(settings, FamilySettings):
+        raise ValueError(f"settings must be a FamilySettings, got {type(settings).__name__}")
+    return settings
+
+
 def _draw_param_arrays(
-    family: str,
-    n_systems: int,
-    n_groups: int,
-    rng: np.random.Generator,
-    shift_sd: float,
-    spread_ratio: float,
-    ceiling_offset: tuple[float, float],
-    ceiling_slope: tuple[float, float],
-    tail_df: tuple[float, float],
+    family: str, n_systems: int, n_groups: int, rng: np.random.Generator, settings: FamilySettings
 ) -> dict[str, np.ndarray]:
     """Parameter arrays of shape (n_systems, n_groups); NaN marks a parameter the family does not use."""
     shape = (n_systems, n_groups)
     nan = np.full(shape, np.nan)
     p = {name: nan.copy() for name in _PARAM_COLUMNS}
     if family == "spread":
-        half = 0.5 * np.log(spread_ratio)
+        half = 0.5 * np.log(settings.spread_ratio)
         p["loc"] = np.zeros(shape)
         p["scale"] = np.exp(rng.uniform(-half, half, size=shape))
         return p
-    p["loc"] = rng.normal(0.0, shift_sd, size=shape)
+    p["loc"] = rng.normal(0.0, settings.shift_sd, size=shape)
     if family == "skew":
         sign = rng.choice([-1.0, 1.0], size=(n_systems, 1))
-        p["offset"] = np.broadcast_to(sign * rng.uniform(*ceiling_offset, size=(n_systems, 1)), shape).copy()
-        p["slope"] = np.broadcast_to(rng.uniform(*ceiling_slope, size=(n_systems, 1)), shape).copy()
+        p["offset"] = np.broadcast_to(sign * rng.uniform(*settings.ceiling_offset, size=(n_systems, 1)),
+                                      shape).copy()
+        p["slope"] = np.broadcast_to(rng.uniform(*settings.ceiling_slope, size=(n_systems, 1)), shape).copy()
     elif family == "heavy_tail":
-        p["df"] = np.broadcast_to(rng.uniform(*tail_df, size=(n_systems, 1)), shape).copy()
+        p["df"] = np.broadcast_to(rng.uniform(*settings.tail_df, size=(n_systems, 1)), shape).copy()
     return p
 
 
@@ -275,23 +323,6 @@ def _params_frame(family: str, p: Mapping[str, np.ndarray], labels: list[str]) -
     return out
 
 
-def _settings(
-    shift_sd: Any, spread_ratio: Any, ceiling_offset: Any, ceiling_slope: Any, tail_df: Any
-) -> tuple[float, float, tuple[float, float], tuple[float, float], tuple[float, float]]:
-    sd = _finite(shift_sd, "shift_sd")
-    if sd < 0:
-        raise ValueError(f"shift_sd must be >= 0, got {shift_sd!r}")
-    ratio = _finite(spread_ratio, "spread_ratio")
-    if ratio < 1:
-        raise ValueError(f"spread_ratio must be >= 1 (the largest ratio of two groups' sds), got {spread_ratio!r}")
-    offset = _range(ceiling_offset, "ceiling_offset", positive=False)
-    if offset[0] < 0:
-        raise ValueError(f"ceiling_offset is a range of |offset| and must be >= 0, got {ceiling_offset!r}")
-    return sd, ratio, offset, _range(ceiling_slope, "ceiling_slope", positive=True), _range(
-        tail_df, "tail_df", positive=True
-    )
-
-
 def _family_rng(seed: int, family: str) -> np.random.Generator:
     """The generator of one family: independent of which other families are drawn."""
     return np.random.default_rng(np.random.SeedSequence([checks.seed(seed), FAMILIES.index(family)]))
@@ -303,15 +334,12 @@ def draw_group_params(
     n_groups: int,
     seed: int,
     *,
-    shift_sd: float = 0.5,
-    spread_ratio: float = 3.0,
-    ceiling_offset: Sequence[float] = (2.0, 6.0),
-    ceiling_slope: Sequence[float] = (1.0, 3.0),
-    tail_df: Sequence[float] = (1.0, 3.0),
+    settings: FamilySettings = FamilySettings(),
 ) -> pd.DataFrame:
     r"""Random parameters of every group of ``n_systems`` systems of one family (see :func:`draw_scores`).
 
-    Per system and group (the reference group included: it is just one of the groups):
+    Per system and group (the reference group included: it is just one of the groups), with the
+    :class:`FamilySettings` ``settings``:
 
     * ``shift``, ``skew``, ``heavy_tail``: ``loc ~ N(0, shift_sd^2)`` i.i.d. per group;
     * ``spread``: ``loc = 0`` and ``log scale ~ U(-log(spread_ratio) / 2, log(spread_ratio) / 2)`` per group, so
@@ -340,9 +368,9 @@ def draw_group_params(
     family = _check_family(family)
     n_systems = checks.count(n_systems, "n_systems", 1)
     labels = group_labels(n_groups)
-    settings = _settings(shift_sd, spread_ratio, ceiling_offset, ceiling_slope, tail_df)
+    settings = _check_settings(settings)
     rng = _family_rng(seed, family)
-    return _params_frame(family, _draw_param_arrays(family, n_systems, len(labels), rng, *settings), labels)
+    return _params_frame(family, _draw_param_arrays(family, n_systems, len(labels), rng, settings), labels)
 
 
 def draw_systems(
@@ -352,16 +380,13 @@ def draw_systems(
     seed: int,
     *,
     n_groups: int = 8,
-    shift_sd: float = 0.5,
-    spread_ratio: float = 3.0,
-    ceiling_offset: Sequence[float] = (2.0, 6.0),
-    ceiling_slope: Sequence[float] = (1.0, 3.0),
-    tail_df: Sequence[float] = (1.0, 3.0),
+    settings: FamilySettings = FamilySettings(),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     r"""Random systems of each family: the group parameters and every candidate's score, as tidy tables.
 
-    For each family: parameters from :func:`draw_group_params`, then ``n_per_group`` scores per (system, group)
-    by the family's formula (:func:`draw_scores`), all drawn at once (vectorised over systems and groups).
+    For each family: parameters from :func:`draw_group_params` (with ``settings``, a :class:`FamilySettings`), then
+    ``n_per_group`` scores per (system, group) by the family's formula (:func:`draw_scores`), all drawn at once
+    (vectorised over systems and groups).
     Each family has its own generator seeded with ``(seed, family)``.
 
     Returns
@@ -383,11 +408,11 @@ def draw_systems(
     n_systems = checks.count(n_systems, "n_systems", 1)
     n_per_group = checks.count(n_per_group, "n_per_group", 1)
     labels = group_labels(n_groups)
-    settings = _settings(shift_sd, spread_ratio, ceiling_offset, ceiling_slope, tail_df)
+    settings = _check_settings(settings)
     score_frames, param_frames = [], []
     for family in families:
         rng = _family_rng(seed, family)
-        p = _draw_param_arrays(family, n_systems, len(labels), rng, *settings)
+        p = _draw_param_arrays(family, n_systems, len(labels), rng, settings)
         df = p["df"][:, :, None] if family == "heavy_tail" else None
         eps = _noise(family, rng, (n_systems, len(labels), n_per_group), df)
         scores = _transform(family, eps, {name: p[name][:, :, None] for name in _PARAM_COLUMNS})
@@ -498,15 +523,12 @@ def simulate_systems(
     seed: int,
     *,
     n_groups: int = 8,
-    shift_sd: float = 0.5,
-    spread_ratio: float = 3.0,
-    ceiling_offset: Sequence[float] = (2.0, 6.0),
-    ceiling_slope: Sequence[float] = (1.0, 3.0),
-    tail_df: Sequence[float] = (1.0, 3.0),
+    settings: FamilySettings = FamilySettings(),
 ) -> pd.DataFrame:
     r"""Draw random systems of each family and evaluate them: one tidy row per (family, system, k, group).
 
-    ``draw_systems(...)`` then ``evaluate_systems(scores, k, rounds, seed, params=params)``: see those two
+    ``draw_systems(n_systems, families, n_per_group, seed, n_groups=n_groups, settings=settings)`` then
+    ``evaluate_systems(scores, k, rounds, seed, params=params)``: see those two
     functions for the formulas. Each family contributes ``n_systems * (n_groups - 1)`` rows per quota.
 
     Examples
@@ -517,10 +539,7 @@ def simulate_systems(
     >>> bool(pts["rabbi"].between(-1, 1).all())
     True
     """
-    scores, params = draw_systems(
-        n_systems, families, n_per_group, seed, n_groups=n_groups, shift_sd=shift_sd, spread_ratio=spread_ratio,
-        ceiling_offset=ceiling_offset, ceiling_slope=ceiling_slope, tail_df=tail_df,
-    )
+    scores, params = draw_systems(n_systems, families, n_per_group, seed, n_groups=n_groups, settings=settings)
     return evaluate_systems(scores, k, rounds, seed, params=params)
 
 

@@ -86,7 +86,8 @@ def pool_selection_table(
 
     With one candidate per group per round, every group appears ``rounds`` times and the ``phi`` of a subtask
     sum to ``k`` over its groups. These are the rates behind ``dDP = phi(A) - phi(B)`` and
-    ``dEO = psi(A) - psi(B)`` of :func:`allocbias.selection.simulate`, called with the same arguments.
+    ``dEO = psi(A) - psi(B)`` of :func:`allocation_table` (and of :func:`allocbias.selection.simulate`, called with
+    the same arguments).
 
     Returns one row per (``by``, subtask, k, group): ``appearances``, ``selections``, ``phi``,
     ``qualified_appearances``, ``qualified_selections``, ``psi``, and ``tied_rounds`` (rounds of the subtask
@@ -106,21 +107,26 @@ def pool_selection_table(
     for key, cell in cell_frames(scores, by, sort=False):
         cell = cell.reset_index(drop=True)
         pools = draw_group_pools(cell, rounds, seed, group=group, by=subtask)
-        values = cell[score].to_numpy(dtype=float)
-        selected = select_top_k(values[pools], ks)  # (K, rounds in all subtasks, pool)
+        values = cell[score].to_numpy(dtype=float)[pools]
+        if np.isnan(values).any():
+            where = f" of cell {dict(zip(by, key))}" if by else ""
+            raise ValueError(f"column {score!r} is NaN for candidates in the pools{where}: every candidate that can "
+                             "be drawn needs a score")
+        selected = select_top_k(values, ks)  # (K, rounds in all subtasks, pool)
         fractional = ((selected > 0) & (selected < 1)).any(axis=2)  # (K, rounds)
         subtasks = sorted(pd.unique(cell[subtask]))
         for s, name in enumerate(subtasks):
             block = slice(s * rounds, (s + 1) * rounds)
             everyone = selection_rates(cell, pools[block], selected[:, block], group=group, k=ks)
             among = selection_rates(cell, pools[block], selected[:, block], group=group, qualified=qualified, k=ks)
-            frame = everyone.rename(columns={"selection_rate": "phi"})
-            frame["qualified_appearances"] = among["appearances"].to_numpy()
-            frame["qualified_selections"] = among["selections"].to_numpy()
-            frame["psi"] = among["selection_rate"].to_numpy()
-            frame["tied_rounds"] = fractional[:, block].sum(axis=1)[frame["k"].map({kk: i for i, kk in enumerate(ks)})]
-            frame["rounds"] = rounds
-            frame.insert(0, subtask, name)
+            n_groups = len(everyone) // len(ks)  # rows: quota after quota, the groups of each in one order
+            frame = pd.DataFrame({
+                subtask: name, "k": everyone["k"], "group": everyone["group"],
+                "appearances": everyone["appearances"], "selections": everyone["selections"],
+                "phi": everyone["selection_rate"], "qualified_appearances": among["appearances"],
+                "qualified_selections": among["selections"], "psi": among["selection_rate"],
+                "tied_rounds": np.repeat(fractional[:, block].sum(axis=1), n_groups), "rounds": rounds,
+            })
             frames.append(with_keys(frame, by, key))
     out = pd.concat(frames, ignore_index=True)
     return out.astype({"tied_rounds": np.int64, "rounds": np.int64})
@@ -139,28 +145,42 @@ def allocation_table(
     group: str = "group",
     qualified: str = "qualified",
 ) -> pd.DataFrame:
-    """ΔDP and ΔEO of every group against ``reference``, per cell of ``by`` and subtask: one
-    :func:`allocbias.selection.simulate` call per cell (same ``seed``, hence the same pools as
-    :func:`pool_selection_table`), with the ``by`` columns in front.
+    """ΔDP and ΔEO of every group against ``reference``, per cell of ``by`` and subtask, from the selection rates
+    of :func:`pool_selection_table` (called with the same arguments, so the same pools), with the ``by`` columns
+    in front.
 
     ``dDP = phi(A, k) - phi(B, k)``, ``dEO = psi(A, k) - psi(B, k)``, signed (positive: group A is selected
-    more often than the reference group B).
+    more often than the reference group B). One row per (``by``, subtask, k, group A != B) with the columns of
+    :func:`allocbias.selection.simulate` (``reference``, ``phi``, ``phi_reference``, ``dDP``, ``psi``,
+    ``psi_reference``, ``dEO``, ``rounds``): the table that one ``simulate`` call per cell gives, value for value.
 
     >>> df = pd.DataFrame({"system": "s", "job": "j", "group": ["A", "B", "A", "B"],
     ...                    "qualified": [True, True, False, False], "score": [0.9, 0.3, 0.8, 0.1]})
     >>> allocation_table(df, 1, 50, 0, reference="B")[["system", "job", "group", "dDP", "dEO"]].to_dict("records")
     [{'system': 's', 'job': 'j', 'group': 'A', 'dDP': 1.0, 'dEO': 1.0}]
     """
-    from ..measures.selection import simulate
-
     by = list(by)
-    require_columns(scores, [*by, subtask, score, group, qualified], "scores")
-    frames = []
-    for key, cell in cell_frames(scores, by, sort=False):
-        gaps = simulate(cell.reset_index(drop=True), score, k, reference, rounds, seed, by=subtask, group=group,
-                        qualified=qualified)
-        frames.append(with_keys(gaps, by, key))
-    return pd.concat(frames, ignore_index=True)
+    rates = pool_selection_table(scores, k, rounds, seed, by=by, subtask=subtask, score=score, group=group,
+                                 qualified=qualified)
+    keys = [*by, subtask, "k"]
+    is_reference = rates["group"] == reference
+    if not is_reference.any():
+        raise ValueError(f"reference group {reference!r} is not in column {group!r}; groups are "
+                         f"{sorted(pd.unique(rates['group']))}")
+    # each (cell, subtask, k) row of the reference, beside the rows of the other groups of that block
+    ref = rates.loc[is_reference, [*keys, "phi", "psi"]].rename(columns={"phi": "phi_reference",
+                                                                           "psi": "psi_reference"})
+    out = rates.loc[~is_reference, [*keys, "group", "phi", "psi"]].merge(ref, on=keys, how="left",
+                                                                          validate="many_to_one")
+    if out["phi_reference"].isna().any():
+        lost = out.loc[out["phi_reference"].isna(), keys[:-1]].drop_duplicates().to_dict("records")[:3]
+        raise ValueError(f"reference group {reference!r} has no candidate (column {group!r}) in the cells {lost}")
+    out["reference"] = reference
+    out["dDP"] = out["phi"] - out["phi_reference"]
+    out["dEO"] = out["psi"] - out["psi_reference"]
+    out["rounds"] = rounds
+    return out[[*keys, "group", "reference", "phi", "phi_reference", "dDP", "psi", "psi_reference", "dEO",
+                "rounds"]]
 
 
 def study_points(
