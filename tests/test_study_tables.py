@@ -304,6 +304,10 @@ def test_selection_rates_match_the_gaps_of_simulate():
     pd.testing.assert_frame_equal(gaps[gaps["system"] == "s2"].drop(columns="system").reset_index(drop=True), direct,
                                   check_exact=True)
     assert (rates["appearances"] == 300).all() and (rates["qualified_appearances"] <= 300).all()
+    # the gaps from rates already at hand (the audit report draws its pools once) are allocation_table's
+    pd.testing.assert_frame_equal(tables.reference_gaps(rates), gaps, check_exact=True)
+    with pytest.raises(ValueError, match=r"rates has no column\(s\) \['psi'\]"):
+        tables.reference_gaps(rates.drop(columns="psi"))
 
 
 def test_allocation_table_names_a_missing_reference_and_a_missing_score():

@@ -56,7 +56,7 @@ from .study import catalog, runs
 from . import checks
 from .scoring import items, systems, tasks
 from .checks import require_columns
-from .study.tables import allocation_table, pool_selection_table, quality_separation
+from .study.tables import allocation_table, pool_selection_table, quality_separation, reference_gaps
 from .scoring.store import run_resumable
 from .scoring.systems import System
 from .scoring.user_models import ServedSystem, UserSystem, resolve_system, system_label
@@ -649,10 +649,9 @@ def _with_all_jobs(frame: pd.DataFrame, keys: Sequence[str], values: Sequence[st
 
 
 def _selection_point(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, reference: str) -> pd.DataFrame:
-    rates = pool_selection_table(scores, list(k), rounds, seed, by=())[["job", "k", "group", "phi", "psi"]]
-    gaps = allocation_table(scores, list(k), rounds, seed, by=(), reference=reference)[
-        ["job", "k", "group", "dDP", "dEO"]]
-    table = rates.merge(gaps, on=["job", "k", "group"], how="left")
+    rates = pool_selection_table(scores, list(k), rounds, seed, by=())
+    gaps = reference_gaps(rates, reference, by=())[["job", "k", "group", "dDP", "dEO"]]  # the same pools, drawn once
+    table = rates[["job", "k", "group", "phi", "psi"]].merge(gaps, on=["job", "k", "group"], how="left")
     return _with_all_jobs(table, ["k", "group"], ["phi", "psi", "dDP", "dEO"])
 
 
@@ -664,7 +663,7 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.study.tables.pool_selection_table`, :func:`allocbias.study.tables.allocation_table`: ``rounds`` pools of one
+    (:func:`allocbias.study.tables.pool_selection_table`, :func:`allocbias.study.tables.reference_gaps`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.measures.intervals.cluster_bootstrap` (names redrawn within job x group).
     """

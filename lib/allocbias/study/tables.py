@@ -20,7 +20,10 @@ from ..measures.disaggregate import cell_frames, with_keys
 from .._renamed import renamed
 from ..scoring.items import require_columns
 
-__all__ = ["allocation_table", "pairwise_study_points", "pool_selection_table", "quality_separation", "study_points"]
+__all__ = [
+    "allocation_table", "pairwise_study_points", "pool_selection_table", "quality_separation", "reference_gaps",
+    "study_points",
+]
 
 
 def quality_separation(
@@ -159,9 +162,33 @@ def allocation_table(
     >>> allocation_table(df, 1, 50, 0, reference="B")[["system", "job", "group", "dDP", "dEO"]].to_dict("records")
     [{'system': 's', 'job': 'j', 'group': 'A', 'dDP': 1.0, 'dEO': 1.0}]
     """
-    by = list(by)
     rates = pool_selection_table(scores, k, rounds, seed, by=by, subtask=subtask, score=score, group=group,
                                  qualified=qualified)
+    return reference_gaps(rates, reference, by=by, subtask=subtask, group=group)
+
+
+def reference_gaps(
+    rates: pd.DataFrame,
+    reference: str = D.REFERENCE_GROUP,
+    *,
+    by: Sequence[str] = ("system",),
+    subtask: str = "job",
+    group: str = "group",
+) -> pd.DataFrame:
+    """ΔDP and ΔEO against ``reference`` from a table of :func:`pool_selection_table` (what
+    :func:`allocation_table` returns, without drawing the pools again when the rates are already at hand).
+
+    ``rates`` needs, per (``by``, subtask, k), one row of the reference group; ``group`` names the group
+    column of the scores that made it (for the error message). A reference missing from every row or from some
+    cells raises ``ValueError`` naming it and the cells.
+
+    >>> rates = pd.DataFrame({"job": "j", "k": 1, "group": ["A", "B"], "phi": [0.75, 0.25], "psi": [1.0, 0.0],
+    ...                       "rounds": 4})
+    >>> reference_gaps(rates, "B", by=())[["group", "dDP", "dEO"]].to_dict("records")
+    [{'group': 'A', 'dDP': 0.5, 'dEO': 1.0}]
+    """
+    by = list(by)
+    require_columns(rates, [*by, subtask, "k", "group", "phi", "psi", "rounds"], "rates")
     keys = [*by, subtask, "k"]
     is_reference = rates["group"] == reference
     if not is_reference.any():
@@ -170,15 +197,14 @@ def allocation_table(
     # each (cell, subtask, k) row of the reference, beside the rows of the other groups of that block
     ref = rates.loc[is_reference, [*keys, "phi", "psi"]].rename(columns={"phi": "phi_reference",
                                                                            "psi": "psi_reference"})
-    out = rates.loc[~is_reference, [*keys, "group", "phi", "psi"]].merge(ref, on=keys, how="left",
-                                                                          validate="many_to_one")
+    out = rates.loc[~is_reference, [*keys, "group", "phi", "psi", "rounds"]].merge(ref, on=keys, how="left",
+                                                                                    validate="many_to_one")
     if out["phi_reference"].isna().any():
         lost = out.loc[out["phi_reference"].isna(), keys[:-1]].drop_duplicates().to_dict("records")[:3]
         raise ValueError(f"reference group {reference!r} has no candidate (column {group!r}) in the cells {lost}")
     out["reference"] = reference
     out["dDP"] = out["phi"] - out["phi_reference"]
     out["dEO"] = out["psi"] - out["psi_reference"]
-    out["rounds"] = rounds
     return out[[*keys, "group", "reference", "phi", "phi_reference", "dDP", "psi", "psi_reference", "dEO",
                 "rounds"]]
 
