@@ -102,3 +102,27 @@ def test_published_data_sets_are_declared_with_their_loaders():
     lippens = tasks.PUBLISHED["lippens"]
     assert "gpt-3.5" in lippens.scorer
     assert len(lippens.load()) == 34560
+
+
+@pytest.mark.parametrize("name", list(tasks.TASKS))
+def test_allocbias_score_builds_each_tasks_input_from_its_options(name):
+    """`allocbias score <task>` gives every task the options its input table needs (declared in the registry)."""
+    from allocbias import cli
+
+    args = cli.build_parser().parse_args(["score", name, "--systems", "smollm2-fp32-paper", "--jobs", "retail",
+                                          "--names-per-group", "1", "--rounds", "2", "--orderings", "1"])
+    task = tasks.TASKS[name]
+    inputs = task.input_table(vars(args))
+    built = task.items(inputs, task.wordings[0])
+    assert len(inputs) > 0 and len(built) > 0 and {"prompt_id", "messages"} <= set(built.columns)
+    if name in ("resume_pointwise", "resume_pairwise", "hiring_bloomberg"):
+        assert set(inputs["job"]) == {"retail"}
+
+
+def test_the_pairwise_input_keeps_the_groups_asked_for():
+    options = {"jobs": ["retail"], "names_per_group": 1, "seed": 0, "rounds": 3,
+               "groups": ["Male White", "Female Black"]}
+    pools = tasks.TASKS["resume_pairwise"].input_table(options)
+    assert set(pools["group"]) == {"Male White", "Female Black"} and pools["round"].nunique() == 3
+    with pytest.raises(ValueError, match="task 'hiring_bloomberg' needs the option 'orderings'"):
+        tasks.TASKS["hiring_bloomberg"].input_table(options)

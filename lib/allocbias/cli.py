@@ -324,29 +324,10 @@ def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentPars
         print(f"== {task.name} / {system.id}", flush=True)
         engine = runs.LazyEngine(system, batch_size=args.engine_batch_size or task.engine_batch_size,
                                  device=args.device)
-        table = runs.score(task, _score_inputs(task.name, args), system=system, engine=engine, root=args.root,
+        table = runs.score(task, task.input_table(vars(args)), system=system, engine=engine, root=args.root,
                             batch_size=args.batch_size or None, command=command, progress=True)
         print(f"== {system.id}: {len(table)} rows ready in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
-
-
-def _score_inputs(task: str, args: argparse.Namespace):
-    """The input table of ``task`` that ``allocbias score`` scores, from its options."""
-    from .audited import data as D
-    from .scoring import items
-
-    if task in ("resume_pointwise", "resume_pairwise"):
-        cands = D.candidate_table(args.jobs, names_per_group=args.names_per_group, seed=args.seed)
-        if task == "resume_pointwise":
-            return cands
-        if args.groups:
-            cands = cands[cands["group"].isin(args.groups)]
-        return items.pairwise_pools(cands, args.rounds, args.seed)
-    if task == "essay_pointwise":
-        return D.load_demo_essays()  # the demo essays; ICNALE needs a licensed copy (allocbias.data.load_icnale)
-    if task == "ellipse_pointwise":
-        return D.load_ellipse(args.essay_sample, seed=args.seed)
-    return items.hiring_bloomberg_items(args.orderings, args.seed, jobs=args.jobs)
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:

