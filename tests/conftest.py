@@ -100,11 +100,28 @@ def assert_clean_outputs(notebook: Path | dict) -> int:
     return sum("image/png" in out.get("data", {}) for out in outputs)
 
 
+def markdown_text(source: Path) -> str:
+    """The markdown cells of the notebook ``source``, joined: the prose a reader reads."""
+    nb = json.loads(source.read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def assert_findings_glue(values: dict, stem: str, *, types: tuple[type, ...] = (int, float, str),
+                         unquoted: re.Pattern | None = None) -> None:
+    """Assert that a findings object's ``values`` (its ``glue_values()``) hold every key the prose of chapter
+    ``stem`` quotes (``{glue:text}`key```; keys matching ``unquoted`` aside, glued only for some parameters),
+    each as a plain value of one of ``types``."""
+    quoted = {k for k in GLUE_TEXT.findall(markdown_text(ROOT / "notebooks" / f"{stem}.ipynb"))
+              if not (unquoted and unquoted.match(k))}
+    assert quoted <= set(values), sorted(quoted - set(values))
+    for key, value in values.items():
+        assert type(value) in types, (key, type(value))
+
+
 def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
     """Assert that the markdown of ``source`` quotes more than ``more_than`` glued values and that every one it
     quotes (``{glue:text}`key```) is glued; return the markdown text."""
-    nb = json.loads(source.read_text())
-    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    prose = markdown_text(source)
     referenced = set(GLUE_TEXT.findall(prose))
     assert len(referenced) > more_than
     missing = sorted(referenced - set(glued))

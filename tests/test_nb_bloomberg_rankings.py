@@ -114,13 +114,3 @@ def test_validity_controls_sit_beside_the_correlations(glued):
             assert 0 <= v["ceiling"] <= 1
             assert v["verdict"] == control_words(v)["verdict"]
     assert glued["vc_ir_below_null_mean_k1"] <= glued["vc_ir_below_null_hi_k1"]
-
-
-def test_one_glue_call_site_and_no_definitions():
-    import json
-
-    cells = json.loads(SOURCE.read_text())["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    for word in ("def ", "class ", "lambda"):
-        assert word not in source, word

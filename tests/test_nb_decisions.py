@@ -7,7 +7,6 @@ is loaded). The assertions hold under the smoke parameters and the defaults.
 
 from __future__ import annotations
 
-import json
 
 import math
 
@@ -73,11 +72,3 @@ def test_the_figure_1_counterpart(glued):
         assert -1.0 <= glued[f"fig1_delta_{group}"] <= 1.0 and -1.0 <= glued[f"fig1_dDP_{group}"] <= 1.0
     assert abs(glued["fig1_delta_male_black"]) <= glued["delta_abs_max"]
     assert 0.0 <= glued["score_min"] <= glued["score_max"] <= 1.0
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    cells = json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    for word in ("def ", "class ", "lambda"):
-        assert word not in source, word

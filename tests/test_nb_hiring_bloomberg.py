@@ -117,13 +117,3 @@ def test_sample_size_exercise(glued):
     assert glued["ex3_n_needed"] == 193
     assert 0.035 < glued["ex3_half_width"] < 0.065
     assert glued["ex3_hours"] > 0
-
-
-def test_one_glue_call_site_and_no_definitions():
-    import json
-
-    cells = json.loads(SOURCE.read_text())["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    for word in ("def ", "class ", "lambda"):
-        assert word not in source, word

@@ -7,7 +7,6 @@ The assertions hold under the smoke and the default parameters alike.
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -123,11 +122,3 @@ def test_ks_statistic_grows_with_the_difference(glued, kind):
     assert glued[f"ks_ex{kind}_strongest_D"] > 0.2
     assert 0.0 <= glued[f"ks_ex{kind}_strongest_pvalue"] < 1e-6
     assert 0.0 <= glued[f"ks_ex{kind}_weakest_pvalue"] <= 1.0
-
-
-def test_one_glue_call_site_and_no_definitions():
-    """The chapter computes nothing itself: its findings come from one library call, glued in one loop."""
-    cells = json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    assert not re.search(r"\bdef |\bclass |\blambda\b", source)

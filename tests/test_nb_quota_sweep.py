@@ -147,15 +147,3 @@ def test_the_sweep_stands_beside_its_controls(glued, params):
     first = quotas[0]
     assert glued["ctl_heldout_order_first"] == order_word(glued[f"ctl_heldout_mean_rabbi_dDP_k{first}"],
                                                           glued[f"ctl_heldout_mean_avg_gap_dDP_k{first}"])
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    """The chapter calls allocbias.study.quota_sweep and glues its values in one loop (issue 23)."""
-    import json
-    import re
-
-    cells = json.loads(SOURCE.read_text())["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    assert not re.search(r"^\s*(def|class)\s|\blambda\b", source, re.M)
-    assert "quota_sweep_findings(" in source

@@ -6,7 +6,6 @@ are recomputed here from the same tables with the library, so a chapter that glu
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import pytest
@@ -88,11 +87,3 @@ def test_status_says_whether_tables_are_complete(glued):
     status = glued["essay_status"]
     assert ("every essay of the study sample" in status) or ("still being filled" in status)
     assert isinstance(pd.Series([glued["essay_systems"]]).iloc[0], str)
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    cells = json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    for word in ("def ", "class ", "lambda"):
-        assert word not in source, word

@@ -318,12 +318,3 @@ def test_a_missing_pairwise_table_stops_the_chapter_and_writes_nothing(stand_in_
     with pytest.raises(NotebookExecutionError, match="smollm2-nf4-paper.*lacks 112 of the 112"):
         execute_notebook(SOURCE, tmp_path / f"{STEM}.ipynb", parameters, cwd=ROOT)
     assert sorted(p.name for p in stand_in_root.iterdir()) == before
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    """The chapter calls allocbias.study.score_shapes and glues its values in one loop (issue 23)."""
-    cells = json.loads(SOURCE.read_text())["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert source.count("glue(") == 1
-    assert not re.search(r"^\s*(def|class)\s|\blambda\b", source, re.M)
-    assert "score_shapes_findings(" in source

@@ -167,13 +167,3 @@ def test_the_essay_path_grades_every_demo_essay(glued, params):
     graded = len(params["essay_systems"]) * len(data.load_demo_essays())
     assert glued["n_essays_graded"] == (graded if params["backend"] == "local" else 0)
     assert -1.0 <= glued["sep_sys_min"] <= glued["sep_sys_max"] <= 1.0
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    """The chapter's computations live in its study module: one glue loop, no def, class or lambda in a cell."""
-    import json
-
-    cells = json.loads(SOURCE.read_text())["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert code.count("glue(") == 1
-    assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.MULTILINE)

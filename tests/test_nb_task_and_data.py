@@ -99,13 +99,3 @@ def test_rendered_resumes_and_prompts(glued, params):
     assert glued["hb_slots"] == glued["hb_swapped_slots"] == 8
     assert glued["hb_race"] in data.RACES
     assert glued["hb_chars"] > 8 * 500  # eight rendered CVs and the ad
-
-
-def test_one_glue_call_and_no_definitions_in_the_code_cells():
-    """The chapter's computations live in its study module: one glue loop, no def, class or lambda in a cell."""
-    import json
-
-    cells = json.loads(SOURCE.read_text())["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert code.count("glue(") == 1
-    assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.MULTILINE)

@@ -7,7 +7,6 @@ slice kept), with few resamples, to check its keys, types and tables; figures ar
 from __future__ import annotations
 
 import doctest
-import json
 
 import matplotlib
 import numpy as np
@@ -20,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from allocbias import metrics, rankings  # noqa: E402
 from allocbias.study import bloomberg_rankings as B  # noqa: E402
 
-from .conftest import ROOT  # noqa: E402
+from .conftest import ROOT, assert_findings_glue  # noqa: E402
 
 NOTEBOOK = ROOT / "notebooks" / "10_bloomberg_rankings.ipynb"
 TINY = {"smollm2": 1.0, "gemma3": 0.96}
@@ -98,14 +97,7 @@ def findings(small):
 
 def test_glue_values_have_the_chapter_s_keys_and_plain_types(findings):
     values = findings.glue_values()
-    prose = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
-                      if c["cell_type"] == "markdown")
-    import re
-
-    quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", prose))
-    assert quoted <= set(values), sorted(quoted - set(values))
-    for key, value in values.items():
-        assert type(value) in (int, float, str), (key, type(value))
+    assert_findings_glue(values, NOTEBOOK.stem)
     assert values["n_boot_used"] == 10 and values["n_perm_used"] == 3
     assert values["tiny_undetected_smollm2"] == 1.0
     assert values["bloomberg_n_answers"] == small_count(findings)

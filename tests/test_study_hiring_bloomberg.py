@@ -7,8 +7,6 @@ names anybody), so no score table is read or written and no model is run (only t
 from __future__ import annotations
 
 import doctest
-import json
-import re
 
 import matplotlib
 import numpy as np
@@ -22,7 +20,7 @@ from allocbias import genderbench as G  # noqa: E402
 from allocbias.scoring import items  # noqa: E402
 from allocbias.study import hiring_bloomberg as H  # noqa: E402
 
-from .conftest import ROOT  # noqa: E402
+from .conftest import ROOT, assert_findings_glue  # noqa: E402
 
 NOTEBOOK = ROOT / "notebooks" / "09_hiring_bloomberg.ipynb"
 LAST, SILENT = "smollm2-fp32-paper", "gemma3-fp32-paper"
@@ -76,13 +74,7 @@ def findings():
 
 
 def test_glue_values_have_the_chapter_s_keys_and_plain_types(findings):
-    values = findings.glue_values()
-    prose = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
-                      if c["cell_type"] == "markdown")
-    quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", prose))
-    assert quoted <= set(values), sorted(quoted - set(values))
-    for key, value in values.items():
-        assert type(value) in (int, float, str), (key, type(value))
+    assert_findings_glue(findings.glue_values(), NOTEBOOK.stem)
 
 
 def test_findings_recover_the_planted_answerers(findings):

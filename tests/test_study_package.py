@@ -55,6 +55,13 @@ def test_each_chapter_calls_one_findings_function_and_defines_nothing(path):
     assert len(called) == 1, called
 
 
+def test_each_findings_function_is_called_by_one_chapter():
+    """Chapters and findings functions match one to one: no chapter borrows another's findings."""
+    callers = {f: [p.stem for p in CHAPTERS if re.search(rf"\b{f}\(", _code(p))] for f, _ in study.FINDINGS.values()}
+    assert all(len(stems) == 1 for stems in callers.values()), callers
+    assert len(CHAPTERS) == len(study.FINDINGS)
+
+
 def test_the_book_s_code_stays_small():
     """All chapters together: at most 1,000 code lines (blank and comment lines aside) and 60 glue calls."""
     total = sum(_lines(_code(p)) for p in CHAPTERS)

@@ -7,7 +7,6 @@ grades (the chapter's test, tests/test_nb_predictive_validity.py, runs it on the
 from __future__ import annotations
 
 import doctest
-import json
 import re
 
 import matplotlib
@@ -22,7 +21,7 @@ from matplotlib.figure import Figure
 from allocbias import data, validity
 from allocbias.study import predictive_validity as pv
 
-from .conftest import ROOT
+from .conftest import ROOT, assert_findings_glue
 
 SYSTEMS = ["smollm2-fp32-paper", "smollm2-fp32-direct", "gemma3-fp32-paper"]
 SMALL = dict(names_per_group=2, k=1, rounds=60, seed=0, pairwise_systems=[], n_name_boot=3, n_system_boot=20,
@@ -118,12 +117,7 @@ def test_bootstrap_correlations_holds_the_difference():
 # ----------------------------------------------------------------------------------------------------------------
 def test_glue_values_cover_the_chapter_and_are_plain(findings):
     glued = findings.glue_values()
-    prose = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
-                      if c["cell_type"] == "markdown")
-    quoted = {k for k in re.findall(r"\{glue:text\}`([^`:]+)", prose) if not PAIRWISE_ONLY.match(k)}
-    assert quoted <= set(glued), sorted(quoted - set(glued))
-    for key, value in glued.items():
-        assert type(value) in (int, float, str), (key, type(value))
+    assert_findings_glue(glued, NOTEBOOK.stem, unquoted=PAIRWISE_ONLY)
 
 
 def test_findings_follow_the_data(findings):

@@ -7,9 +7,7 @@ the chapter quotes, with plain types and values that agree with the tables it re
 from __future__ import annotations
 
 import doctest
-import json
 import math
-import re
 
 import matplotlib
 import numpy as np
@@ -31,11 +29,10 @@ from allocbias.study.quota_sweep import (
     trend_word,
 )
 
-from .conftest import ROOT  # noqa: E402
+from .conftest import assert_findings_glue  # noqa: E402
 
 SYSTEMS, JOBS, KS = ["sys-a", "sys-b"], ["retail", "hr_specialist"], [1, 2, 4]
 METRICS, GAPS = ("rabbi", "avg_gap", "jsd", "emd"), ("dDP", "dEO")
-GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)")
 
 
 def test_module_doctests():
@@ -98,17 +95,13 @@ def findings(scores):
 def test_findings_hold_the_chapter_keys_with_plain_types(findings):
     assert isinstance(findings, QuotaSweepFindings)
     values = findings.glue_values()
-    source = json.loads((ROOT / "notebooks" / "07_quota_sweep.ipynb").read_text())
-    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
-    assert set(GLUE_TEXT.findall(prose)) <= set(values)
+    assert_findings_glue(values, "07_quota_sweep")
     for q in KS:
         for key in ("parity", "dp_se", "sd_dDP", "noise_share"):
             assert f"{key}_k{q}" in values
         for metric in METRICS:
             for gap in GAPS:
                 assert f"r_{metric}_{gap}_k{q}" in values and f"ctl_verdict_{metric}_{gap}_k{q}" in values
-    for key, value in values.items():
-        assert type(value) in (int, float, str), (key, type(value))
     assert values["ks_text"] == "1, 2, 4" and (values["k_first"], values["k_last"], values["n_ks"]) == (1, 4, 3)
 
 

@@ -7,9 +7,7 @@ engines (not models) whose answers have known output statistics."""
 from __future__ import annotations
 
 import doctest
-import json
 import math
-import re
 
 import matplotlib
 import numpy as np
@@ -37,10 +35,9 @@ from allocbias.study.score_shapes import (
     tendency,
 )
 
-from .conftest import ROOT  # noqa: E402
+from .conftest import assert_findings_glue  # noqa: E402
 
 SYSTEMS, JOBS = ["sys-a", "sys-b"], ["retail", "hr_specialist"]
-GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)")
 
 
 def test_module_doctests():
@@ -115,11 +112,7 @@ def findings(scores):
 def test_findings_hold_the_chapter_keys_with_plain_types(findings):
     assert isinstance(findings, ScoreShapeFindings)
     values = findings.glue_values()
-    source = json.loads((ROOT / "notebooks" / "08_score_shapes.ipynb").read_text())
-    prose = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "markdown")
-    assert set(GLUE_TEXT.findall(prose)) <= set(values)
-    for key, value in values.items():
-        assert type(value) in (int, float, str), (key, type(value))
+    assert_findings_glue(values, "08_score_shapes")
     assert not any(key.startswith("pw_") for key in values)  # no pairwise systems: the paper's table only
 
 
