@@ -1,0 +1,383 @@
+"""One employer's Local Law 144 bias audit (:func:`bias_audit`), from the employer's own data in either shape:
+one row per applicant, or one row per category with counts.
+
+The steps reuse the rest of the package: the counts go to :func:`~allocbias.measures.ll144.tables.missing_data_bounds`
+(the impact-ratio tables), the intervals to :mod:`~allocbias.measures.ll144.intervals`, the scores of a scoring tool
+to the curve metrics of :mod:`~allocbias.measures.ll144.regression`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX_N, _regression_intervals,
+                        rate_intervals, ratio_intervals)
+from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
+                         _di_median, _ks_all, _prepare, curve_auc, curve_p_fair)
+from .tables import DEFAULT_UNKNOWN, EXCLUDE_BELOW, _at, _clean_labels, _fold, _label, _unknown_list, missing_data_bounds
+
+__all__ = ["BiasAudit", "bias_audit"]
+
+_YES = {"yes", "y", "true", "1", "1.0"}
+_NO = {"no", "n", "false", "0", "0.0"}
+
+
+@dataclass(frozen=True)
+class BiasAudit:
+    """A Local Law 144 bias audit of one tool (:func:`bias_audit`).
+
+    Attributes
+    ----------
+    kind : ``"selection"`` or ``"scoring"``.
+    shape : ``"applicants"`` (one row per applicant) or ``"counts"`` (one row per category).
+    table : one row per category (``sex``, ``race/ethnicity``, their intersection) and group: the columns of
+        :func:`missing_data_bounds` plus ``rate_low``, ``rate_high`` (Wilson), ``impact_ratio_low``,
+        ``impact_ratio_high`` (:func:`ratio_intervals`) and ``interval_warning``. Rates and ratios are fractions.
+    unknown : per category, the applicants of unknown category (``n_unknown``) and their share of all applicants.
+    excluded : the groups left out of the comparison (the 2% rule, or no applicants), with ``reason``.
+    regression : scoring tools: per category and group, ``n``, ``mean``, ``ratio_of_means`` (:func:`di_avg`),
+        ``di_median``, ``auc_di``, ``p_fair``, ``ks_statistic``, ``ks_pvalue`` (group against the rest), over the
+        applicants of the included groups; ``None`` for a selection tool or counts.
+    curves : scoring tools: per category, the impact-ratio curve :func:`di_curve` (index ``p``).
+    median : scoring tools with applicant rows: the sample median the scoring rates use.
+    warnings : what the reader must know before reading the numbers (small categories, metrics not computed).
+    options : the options the audit ran with.
+    """
+
+    kind: str
+    shape: str
+    n_applicants: float
+    table: pd.DataFrame
+    unknown: pd.DataFrame
+    excluded: pd.DataFrame
+    regression: pd.DataFrame | None
+    curves: dict
+    median: float | None
+    warnings: tuple
+    options: dict
+
+    def flagged(self) -> pd.DataFrame:
+        """The included groups whose impact ratio is below the four-fifths bound (screening evidence only)."""
+        return self.table[self.table["four_fifths"]]
+
+
+def _category_names(cols: list[str], names: dict[str, str]) -> dict[str, str]:
+    out = {c: names.get(c, c) for c in cols}
+    if len(cols) > 1:
+        out[" × ".join(cols)] = "intersectional"
+    return out
+
+
+def _yes_no(values: pd.Series, col: str) -> np.ndarray:
+    """``selected`` as 0/1: booleans, 0/1, or yes/no, y/n, true/false in any case; anything else is refused."""
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=np.int64)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if (codes < 0).any():
+        k = int(np.argmax(codes < 0))
+        raise ValueError(f"row {_at(values.index[k])}, column {col!r}: empty; expected yes or no")
+    lookup = np.empty(len(uniques), dtype=np.int64)
+    for j, u in enumerate(uniques):  # a handful of distinct spellings, never the rows
+        text = str(u).strip().casefold()
+        if text in _YES:
+            lookup[j] = 1
+        elif text in _NO:
+            lookup[j] = 0
+        else:
+            k = int(np.argmax(codes == j))
+            raise ValueError(f"row {_at(values.index[k])}, column {col!r}: {u!r} is not yes or no")
+    return lookup[codes]
+
+
+def _fill_unknown(frame: pd.DataFrame, cols: list[str], label: Any) -> pd.DataFrame:
+    """Empty category cells of applicant rows are the unknown category (the applicant did not say)."""
+    if not any(frame[c].isna().any() for c in cols):
+        return frame
+    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), label) for c in cols})
+
+
+def bias_audit(
+    data: pd.DataFrame,
+    *,
+    sex: str | None = "sex",
+    race: str | None = "race_ethnicity",
+    selected: str = "selected",
+    score: str = "score",
+    applicants: str = "applicants",
+    tool: str | None = None,
+    unknown: Any = DEFAULT_UNKNOWN,
+    exclude_below: float | None = EXCLUDE_BELOW,
+    bound: float = FOUR_FIFTHS,
+    integer_counts: bool = False,
+    intervals: bool = True,
+    confidence: float = 0.95,
+    draws: int = 4000,
+    seed: int = 0,
+    grid: Any = None,
+    prior: Prior = None,
+    regression_boot: int = REGRESSION_BOOT,
+) -> BiasAudit:
+    r"""A Local Law 144 bias audit from an employer's data, in either shape, as one :class:`BiasAudit`.
+
+    ``data`` is one of
+
+    * **one row per applicant** with the category columns ``sex`` and ``race`` and either ``selected`` (yes/no: a
+      selection tool) or ``score`` (a number: a scoring tool, whose *scoring rate* is the share of a group scored
+      above the sample median, :func:`scoring_counts`); an empty category cell is the unknown category;
+    * **one row per category** with counts: the category columns, ``applicants`` and ``selected`` (for a scoring
+      tool, the number scored above the median). Every row is one category: a total row, a repeated category, a
+      negative or infinite count or more selected than applicants is refused, naming the row and column (the
+      index labels of ``data``), and so is a fractional count when ``integer_counts``. Counts cannot tell a
+      selection tool from a scoring tool: say ``tool="scoring"`` for the latter (only the wording changes).
+
+    It returns, for sex, race/ethnicity and their intersection (:func:`missing_data_bounds`, which calls
+    :func:`impact_ratio_table`): rates and impact ratios ``IR_g = r_g / max_{h in I} r_h`` (fractions), the
+    four-fifths flag ``IR_g < bound`` (a screening rule, never a verdict of compliance), the groups the 2% rule
+    excludes and why, the applicants of unknown category and the worst-case and proportional bounds for them,
+    Wilson intervals for the rates (:func:`rate_intervals`) and simulated intervals for the ratios
+    (:func:`ratio_intervals`), with a warning for a group with fewer than :data:`INTERVAL_MIN_COUNT` selected or
+    not selected. The intervals treat applicants as independent draws: for counts from simulated rounds that reuse
+    the same candidates they are too narrow (pass ``intervals=False``). For a scoring tool given per applicant it
+    adds the seed paper's alternatives over the applicants of the included groups of each category: the ratio of
+    mean scores (:func:`di_avg`), the impact-ratio curve (:func:`di_curve`), its area :func:`auc_di`,
+    :func:`p_fair` and the two-sample KS test of each group against the rest (:func:`ks_test`), with percentile
+    intervals from ``regression_boot`` bootstrap replicates (applicants resampled within groups) up to
+    :data:`REGRESSION_BOOT_MAX_N` applicants, and a warning instead above.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"sex": ["F"] * 50 + ["M"] * 50, "race_ethnicity": ["A", "B"] * 50,
+    ...                      "selected": ["yes"] * 20 + ["no"] * 30 + ["yes"] * 25 + ["no"] * 25})
+    >>> a = bias_audit(rows)
+    >>> sex = a.table[a.table["category"] == "sex"]
+    >>> sex[["group", "rate", "impact_ratio"]].values.tolist()
+    [['F', 0.4, 0.8], ['M', 0.5, 1.0]]
+    >>> a.kind, a.shape, len(a.table)
+    ('selection', 'applicants', 8)
+    """
+    cols, b, unk = _check_options(data, sex, race, tool, bound, unknown)
+    warnings: list[str] = []
+    if applicants in data.columns:
+        counts, kind = _counts_from_category_rows(data, cols, applicants, selected, tool, unk, integer_counts)
+        shape, median, scores_frame = "counts", None, None
+    else:
+        counts, kind, median, scores_frame = _counts_from_applicant_rows(data, cols, selected, score, applicants,
+                                                                         tool, unk)
+        shape = "applicants"
+    table = missing_data_bounds(counts, group=cols, applicants="applicants", selected="selected", unknown=unk,
+                                total=None, exclude_below=exclude_below, margins=True, bound=b)
+    names = _category_names(cols, {sex: "sex", race: "race/ethnicity"} if race else {sex: "sex"})
+    table.insert(0, "table", table["category"].map(names))
+    if intervals:
+        table = _with_intervals(table, confidence, draws, seed, warnings)
+    unknown_frame, excluded, n_all = _unknown_and_excluded(table, names, counts)
+    regression, curves = None, {}
+    if scores_frame is not None:
+        regression, curves = _regression_alternatives(table, names, scores_frame, grid, prior, b, intervals,
+                                                      regression_boot, confidence, seed, warnings)
+    options = dict(sex=sex, race=race, selected=selected, score=score, applicants=applicants, tool=kind,
+                   unknown=list(unk),
+                   exclude_below=exclude_below, bound=b, integer_counts=integer_counts, intervals=intervals,
+                   confidence=confidence, draws=draws, seed=seed, regression_boot=regression_boot,
+                   grid_points=None if scores_frame is None else int(_check_grid(grid).size))
+    return BiasAudit(kind=kind, shape=shape, n_applicants=n_all, table=table.reset_index(drop=True),
+                     unknown=unknown_frame, excluded=excluded, regression=regression, curves=curves, median=median,
+                     warnings=tuple(warnings), options=options)
+
+
+# --------------------------------------------------------------------------- the steps of bias_audit
+
+
+def _check_options(data: Any, sex: str | None, race: str | None, tool: str | None, bound: float,
+                   unknown: Any) -> tuple[list[str], float, list]:
+    """The category columns, the four-fifths bound and the unknown labels, checked before anything is computed."""
+    if not isinstance(data, pd.DataFrame):
+        raise ValueError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    cols = [c for c in (sex, race) if c is not None]
+    if not cols:
+        raise ValueError("give at least one category column (sex or race)")
+    if len(set(cols)) < len(cols):
+        raise ValueError(f"sex and race name the same column {cols[0]!r}")
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} (the category column); the columns are {list(data.columns)}")
+    if len(data) == 0:
+        raise ValueError("no rows: nothing to audit")
+    if tool not in (None, "selection", "scoring"):
+        raise ValueError(f"tool must be 'selection', 'scoring' or None (from the columns), got {tool!r}")
+    b = _check_bound(bound)
+    unk = _unknown_list(unknown)
+    if not unk:
+        raise ValueError("unknown must name at least one label (e.g. 'Unknown')")
+    return cols, b, unk
+
+
+def _counts_from_category_rows(data: pd.DataFrame, cols: list[str], applicants: str, selected: str,
+                               tool: str | None, unk: list, integer_counts: bool) -> tuple[pd.DataFrame, str]:
+    """One row per category: the counts checked (numbers, present, whole where asked) and the tool's kind."""
+    if selected not in data.columns:
+        raise ValueError(f"no column {selected!r}: counts need {applicants!r} and {selected!r}")
+    kind = tool or "selection"
+    counts = data[[*cols, applicants, selected]].rename(columns={applicants: "applicants", selected: "selected"})
+    for col, name in ((applicants, "applicants"), (selected, "selected")):
+        v = pd.to_numeric(counts[name], errors="coerce")
+        bad = v.isna() & counts[name].notna()
+        if bad.any():
+            k = int(np.argmax(bad.to_numpy()))
+            raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {counts[name].iloc[k]!r} is not a count")
+        counts[name] = v.astype(float)
+    is_unknown = counts[cols].astype(object).map(_fold).isin({_fold(u) for u in unk}).any(axis=1).to_numpy()
+    for col, name in ((applicants, "applicants"), (selected, "selected")):
+        v = counts[name].to_numpy()
+        empty = np.isnan(v) & (~is_unknown if name == "selected" else True)
+        if empty.any():
+            k = int(np.argmax(empty))
+            raise ValueError(f"row {_at(data.index[k])}, column {col!r}: no count")
+        if integer_counts:
+            frac = np.isfinite(v) & (v != np.round(v))
+            if frac.any():
+                k = int(np.argmax(frac))
+                raise ValueError(f"row {_at(data.index[k])}, column {col!r}: {v[k]:g} is not a whole number")
+    return counts, kind
+
+
+def _counts_from_applicant_rows(data: pd.DataFrame, cols: list[str], selected: str, score: str, applicants: str,
+                                tool: str | None, unk: list
+                                ) -> tuple[pd.DataFrame, str, float | None, pd.DataFrame | None]:
+    """One row per applicant: the counts per category, the tool's kind, and for a scoring tool the sample median
+    and the applicants' scores (the regression alternatives need them)."""
+    has_score, has_selected = score in data.columns, selected in data.columns
+    if has_score and has_selected:
+        raise ValueError(f"both {selected!r} and {score!r} columns: keep {selected!r} for a selection tool or "
+                         f"{score!r} for a scoring tool")
+    if not (has_score or has_selected):
+        raise ValueError(f"no column {selected!r} (yes/no) or {score!r}: one row per applicant needs one of them, "
+                         f"and one row per category needs {applicants!r} and {selected!r}")
+    rows = _clean_labels(_fill_unknown(data[[*cols]], cols, unk[0]), cols, unk, None, [], duplicates=False)
+    if tool is not None and tool != ("selection" if has_selected else "scoring"):
+        raise ValueError(f"tool={tool!r} but the data have a {selected if has_selected else score!r} column")
+    median = None
+    scores_frame = None
+    if has_selected:
+        kind = "selection"
+        work = rows.assign(_sel=_yes_no(data[selected], selected))
+    else:
+        kind = "scoring"
+        s = pd.to_numeric(data[score], errors="coerce")
+        bad = s.isna().to_numpy() | ~np.isfinite(s.to_numpy(dtype=float, na_value=np.nan))
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"row {_at(data.index[k])}, column {score!r}: {data[score].iloc[k]!r} is not a number")
+        s = s.to_numpy(dtype=float)
+        median = float(np.quantile(s, 0.5, method=QUANTILE_METHOD))
+        work = rows.assign(_sel=(s > median).astype(np.int64))
+        scores_frame = rows.assign(_score=s)
+    counts = (work.groupby(cols, sort=True, observed=True)["_sel"].agg(["size", "sum"])
+              .rename(columns={"size": "applicants", "sum": "selected"}).reset_index())
+    counts[["applicants", "selected"]] = counts[["applicants", "selected"]].astype(float)
+    return counts, kind, median, scores_frame
+
+
+def _with_intervals(table: pd.DataFrame, confidence: float, draws: int, seed: int,
+                    warnings: list[str]) -> pd.DataFrame:
+    """Wilson intervals of the rates, simulated intervals of the ratios (one seed per category) and a warning for a
+    group with fewer than :data:`INTERVAL_MIN_COUNT` selected or not selected (appended to ``warnings``)."""
+    known = ~table["unknown"].to_numpy() & (table["applicants"].to_numpy() > 0)
+    lo, hi = rate_intervals(table["selected"], table["applicants"], confidence)
+    table.insert(table.columns.get_loc("rate") + 1, "rate_low", np.where(known, lo, np.nan))
+    table.insert(table.columns.get_loc("rate_low") + 1, "rate_high", np.where(known, hi, np.nan))
+    ir_lo = np.full(len(table), np.nan)
+    ir_hi = np.full(len(table), np.nan)
+    for k, (cat, part) in enumerate(table.groupby("category", sort=False)):  # three tables
+        idx = part.index.to_numpy()
+        ok = known[idx] & part["impact_ratio"].notna().to_numpy()
+        inc = ok & ~part["excluded"].to_numpy()
+        if inc.any():
+            l, h = ratio_intervals(part["selected"].to_numpy()[ok], part["applicants"].to_numpy()[ok], inc[ok],
+                                   confidence, draws, seed + k)
+            ir_lo[idx[ok]], ir_hi[idx[ok]] = l, h
+    at = table.columns.get_loc("impact_ratio") + 1
+    table.insert(at, "impact_ratio_low", ir_lo)
+    table.insert(at + 1, "impact_ratio_high", ir_hi)
+    s_, n_ = table["selected"].to_numpy(dtype=float), table["applicants"].to_numpy(dtype=float)
+    small = known & ((s_ < INTERVAL_MIN_COUNT) | (n_ - s_ < INTERVAL_MIN_COUNT))
+    table["interval_warning"] = np.where(
+        small, f"fewer than {INTERVAL_MIN_COUNT} selected or not selected: the interval is rough", "")
+    for name, part in table[small].groupby("table", sort=False):
+        warnings.append(f"{name}: fewer than {INTERVAL_MIN_COUNT} selected or not selected in "
+                        f"{', '.join(map(str, part['group']))}: their intervals are rough")
+    return table
+
+
+def _unknown_and_excluded(table: pd.DataFrame, names: dict[str, str],
+                          counts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The applicants of unknown category per category (count and share), the excluded groups with their reason,
+    and the number of applicants."""
+    unknown_frame = (table[table["unknown"]].groupby("table", sort=False)["applicants"].sum()
+                     .reindex(list(names.values()), fill_value=0.0).rename("n_unknown").reset_index())
+    unknown_frame = unknown_frame.rename(columns={"table": "category"})
+    n_all = float(counts["applicants"].sum())
+    unknown_frame["share_unknown"] = unknown_frame["n_unknown"] / n_all if n_all > 0 else np.nan
+    ex = table[~table["unknown"] & table["excluded"]]
+    excluded = pd.DataFrame({"category": ex["table"], "group": ex["group"], "applicants": ex["applicants"],
+                             "share": ex["share"], "reason": ex["note"].str.split(";").str[0]}).reset_index(drop=True)
+    return unknown_frame, excluded, n_all
+
+
+def _regression_alternatives(table: pd.DataFrame, names: dict[str, str], scores_frame: pd.DataFrame, grid: Any,
+                             prior: Prior, b: float, intervals: bool, regression_boot: int, confidence: float,
+                             seed: int, warnings: list[str]) -> tuple[pd.DataFrame | None, dict]:
+    """A scoring tool's regression alternatives per category over its included groups' applicants: the ratio of
+    means, DI_median, AUC_DI, P_fair with bootstrap intervals, the KS test; and each category's curve."""
+    g = _check_grid(grid)
+    parts = []
+    curves: dict = {}
+    for cat, part in table.groupby("category", sort=False):
+        label = names[cat]
+        cat_cols = cat.split(" × ")
+        inc = part[~part["unknown"] & ~part["excluded"]]
+        grouped = scores_frame.groupby(cat_cols, sort=True, observed=True)
+        labels = np.array([_label(v if isinstance(v, tuple) else (v,)) for v in grouped.size().index], dtype=object)
+        codes = grouped.ngroup().to_numpy()
+        mask = np.isin(labels, inc["group"].astype(str).to_numpy())[codes]
+        key = labels[codes]
+        if inc.shape[0] < 2 or (inc["applicants"] < 2).any():
+            warnings.append(f"{label}: the regression alternatives need two included groups of at least 2 "
+                            "applicants; not computed")
+            continue
+        prep = _prepare(scores_frame["_score"].to_numpy()[mask], key[mask])
+        curve = pd.DataFrame(_curve_matrix(prep, g).T, index=pd.Index(g, name="p"), columns=prep.labels.copy())
+        curves[label] = curve
+        out = pd.DataFrame(index=prep.labels.copy())
+        out["n"] = prep.counts
+        out["mean"] = np.bincount(prep.codes, weights=prep.scores) / prep.counts
+        try:
+            out["ratio_of_means"] = _di_avg(prep)
+        except ValueError:
+            out["ratio_of_means"] = np.nan
+            warnings.append(f"{label}: a group's mean score is not positive; the ratio of means is undefined")
+        out["di_median"] = _di_median(prep)
+        out["auc_di"] = curve_auc(curve, prior)
+        out["p_fair"] = curve_p_fair(curve, prior, b)
+        if intervals and regression_boot and prep.scores.size <= REGRESSION_BOOT_MAX_N:
+            ci = _regression_intervals(prep, g, prior, b, int(regression_boot), confidence, seed + 100 + len(parts))
+            for name, (lo, hi) in ci.items():
+                at = out.columns.get_loc(name) + 1
+                out.insert(at, f"{name}_low", lo)
+                out.insert(at + 1, f"{name}_high", hi)
+        elif intervals and regression_boot:
+            warnings.append(f"{label}: no intervals for the regression alternatives above "
+                            f"{REGRESSION_BOOT_MAX_N:,} applicants (a bootstrap would take minutes); at "
+                            f"{prep.scores.size:,} applicants their sampling error is small")
+        ks = _ks_all(prep)
+        out["ks_statistic"] = [r.statistic for r in ks]
+        out["ks_pvalue"] = [r.pvalue for r in ks]
+        parts.append(out.rename_axis("group").reset_index().assign(category=label))
+    if not parts:
+        return None, curves
+    regression = pd.concat(parts, ignore_index=True)
+    return regression[["category", *[c for c in regression.columns if c != "category"]]], curves
