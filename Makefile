@@ -22,7 +22,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 .PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
 
 # Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
-NBVAL_CHAPTERS := 03_decisions 11_real_model_scores 12_why_averages_fail 13_local_law_144 14_ll144_audits 15_real_essays
+NBVAL_CHAPTERS := 03_decisions 11_real_model_scores 13_why_averages_fail 14_local_law_144 15_ll144_audits 16_real_essays
 
 help:
 	@echo "make book [PROFILE=default|smoke]  execute the notebooks and build the book into _build/html"

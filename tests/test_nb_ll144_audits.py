@@ -1,4 +1,4 @@
-"""Assertions on notebooks/14_ll144_audits.ipynb executed through papermill (smoke profile).
+"""Assertions on notebooks/15_ll144_audits.ipynb executed through papermill (smoke profile).
 
 The published-audit numbers do not depend on the smoke parameters (they read the committed data), so they are
 checked against the paper's numbers (data/paper/auditing_the_audits.csv) and against the library run here.
@@ -16,7 +16,7 @@ from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fi
 
 pytestmark = pytest.mark.notebooks
 
-STEM = "14_ll144_audits"
+STEM = "15_ll144_audits"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 REQUIRED = ["audits_n", "audits_any_ir_below_0_8_share", "audits_any_ir_above_1_share", "results_ir_below_0_8_share",
             "audits_recomputed_ir_disagree_n"]

@@ -1,4 +1,4 @@
-"""Assertions on notebooks/13_local_law_144.ipynb executed through papermill (smoke profile).
+"""Assertions on notebooks/14_local_law_144.ipynb executed through papermill (smoke profile).
 
 The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
 parameters of ``profiles/smoke.yaml``; the glued values are read back with ``allocbias.book.glued_values``.
@@ -17,7 +17,7 @@ from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fi
 
 pytestmark = pytest.mark.notebooks
 
-STEM = "13_local_law_144"
+STEM = "14_local_law_144"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 EXAMPLES = (1, 2, 3)
 RATIO_KEY = re.compile(r"(di_avg|di_median|di_threshold|auc_di|p_fair|pfair|auc_beta|p_any_fail)")

@@ -1,4 +1,4 @@
-"""Assertions on notebooks/15_real_essays.ipynb executed through papermill (smoke profile).
+"""Assertions on notebooks/16_real_essays.ipynb executed through papermill (smoke profile).
 
 The chapter reads the stored ELLIPSE grades (data/scores/ellipse_pointwise-*); the glued agreement and gap numbers
 are recomputed here from the same tables with the library, so a chapter that glued something else fails.
@@ -19,7 +19,7 @@ from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fi
 
 pytestmark = pytest.mark.notebooks
 
-STEM = "15_real_essays"
+STEM = "16_real_essays"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 REQUIRED = ["essay_n_essays", "essay_n_systems", "essay_best_spearman"]
 

@@ -1,4 +1,4 @@
-"""Assertions on notebooks/12_why_averages_fail.ipynb executed through papermill (smoke profile).
+"""Assertions on notebooks/13_why_averages_fail.ipynb executed through papermill (smoke profile).
 
 The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
 parameters of ``profiles/smoke.yaml``; the glued values are read back with ``allocbias.book.glued_values``.
@@ -14,7 +14,7 @@ from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fi
 
 pytestmark = pytest.mark.notebooks
 
-STEM = "12_why_averages_fail"
+STEM = "13_why_averages_fail"
 SOURCE = ROOT / "notebooks" / f"{STEM}.ipynb"
 FAMILIES = ("shift", "spread", "skew", "heavy_tail")
 METRICS = ("rabbi", "avg_gap", "jsd", "emd")

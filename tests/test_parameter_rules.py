@@ -31,8 +31,8 @@ def _check(stem, **given):
 
 
 def test_null_seed_is_refused():
-    with pytest.raises(ValueError, match=r"12_why_averages_fail.ipynb: parameter 'seed' is None .*default is 0"):
-        _check("12_why_averages_fail", seed=None)
+    with pytest.raises(ValueError, match=r"13_why_averages_fail.ipynb: parameter 'seed' is None .*default is 0"):
+        _check("13_why_averages_fail", seed=None)
 
 
 def test_none_is_accepted_where_the_default_is_none():
@@ -50,19 +50,19 @@ def test_empty_list_allowed_where_the_default_is_empty():
 
 def test_sweep_points_below_two_is_refused():
     with pytest.raises(ValueError, match=r"parameter 'sweep_points' must be an integer >= 2, got 1"):
-        _check("13_local_law_144", sweep_points=1)
+        _check("14_local_law_144", sweep_points=1)
 
 
 def test_empty_example_params_are_refused():
     with pytest.raises(ValueError, match=r"parameter 'example1_params' is an empty list"):
-        _check("13_local_law_144", example1_params=[])
+        _check("14_local_law_144", example1_params=[])
 
 
 @pytest.mark.parametrize("name", ["prior_a", "prior_b"])
 @pytest.mark.parametrize("value", [0, -1.0])
 def test_non_positive_prior_is_refused(name, value):
     with pytest.raises(ValueError, match=rf"parameter '{name}' must be a number in \(0, inf\)"):
-        _check("13_local_law_144", **{name: value})
+        _check("14_local_law_144", **{name: value})
 
 
 def test_every_default_satisfies_its_rule_and_every_rule_names_a_declared_parameter():
@@ -75,9 +75,9 @@ def test_every_default_satisfies_its_rule_and_every_rule_names_a_declared_parame
 def test_profile_typo_in_a_later_chapter_stops_before_any_kernel(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setenv("ALLOCBIAS_ROOT", str(ROOT))
-    monkeypatch.setattr(book, "load_profile", lambda name, root=None: {"14_ll144_audits": {"sim_nn": 10}})
+    monkeypatch.setattr(book, "load_profile", lambda name, root=None: {"15_ll144_audits": {"sim_nn": 10}})
     monkeypatch.setattr(book, "execute_notebook", lambda nb, *a, **k: calls.append(nb.stem))
-    with pytest.raises(ValueError, match=r"profiles/typo.yaml is invalid:\n  14_ll144_audits.ipynb has no parameter 'sim_nn'"):
+    with pytest.raises(ValueError, match=r"profiles/typo.yaml is invalid:\n  15_ll144_audits.ipynb has no parameter 'sim_nn'"):
         book.execute_all("typo", None, tmp_path)
     assert calls == []
 
