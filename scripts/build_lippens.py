@@ -39,7 +39,7 @@ OUT = ROOT / "data" / "lippens" / "scores.csv"
 #: Belgians, labelled "Dutch" in the source; "Belgian" says who they are).
 ORIGIN = {"Dutch": "Belgian"}
 COLUMNS = ["vacancy_id", "job_type", "occupation_code", "occupation", "experience", "vdab_id", "origin", "sex",
-           "name", "temperature", "score", "bare_output"]
+           "name", "temperature", "score", "bare_output", "recoded"]
 
 
 def read_source(source: Path, commit: str) -> tuple[bytes, str]:
@@ -82,6 +82,8 @@ def derive(raw: pd.DataFrame) -> pd.DataFrame:
     output = raw["gpt_output"].astype(str).str.strip()
     score = raw["gpt_score"].astype(float)
     bare = score.notna() & (output == score.map(lambda s: "" if np.isnan(s) else str(int(s))))
+    # A bare number that is not the score: Lippens recoded an answer outside the 1-100 scale (a bare "0" became 1).
+    recoded = output.str.fullmatch(r"\d+") & ~bare
     out = pd.DataFrame({
         "vacancy_id": raw["vac_id"].astype(int).astype(str) + "_" + job_type,  # the key of data/input/vacancies_url.csv
         "job_type": job_type,
@@ -95,6 +97,7 @@ def derive(raw: pd.DataFrame) -> pd.DataFrame:
         "temperature": raw["gpt_temperature"].astype(float),
         "score": score.astype("Int64"),
         "bare_output": bare,
+        "recoded": recoded,
     })
     return out[COLUMNS].reset_index(drop=True)
 
@@ -105,7 +108,7 @@ def report(table: pd.DataFrame) -> None:
           f"groups {table[['origin', 'sex']].drop_duplicates().shape[0]}")
     print(f"scores given {int(table['score'].notna().sum())}, missing {int(table['score'].isna().sum())}, "
           f"range {table['score'].min()}–{table['score'].max()}; answers that are the bare number "
-          f"{int(table['bare_output'].sum())}, score read from a longer answer {int((~table['bare_output']).sum())}")
+          f"{int(table['bare_output'].sum())}, score read from a longer answer {int((~table['bare_output']).sum())}, of them a bare number recoded {int(table['recoded'].sum())}")
     print("temperatures: " + ", ".join(f"{t:g}: {n}" for t, n in table['temperature'].value_counts().sort_index()
                                        .items()))
 

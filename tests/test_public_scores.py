@@ -42,6 +42,8 @@ def test_lippens_counts_pools_and_groups():
     assert P.LIPPENS_REFERENCE in set(s["group"]) and s["group"].value_counts().eq(1_920).all()
     assert s["valid"].all() and s["score"].between(1, 100).all() and (s["score"] % 1 == 0).all()
     assert int((~s["bare_output"]).sum()) == 1_050
+    assert int(s["recoded"].sum()) == 3  # three bare "0" answers, outside the 1-100 scale, scored 1 by Lippens
+    assert not (s["recoded"] & s["bare_output"]).any()
     assert s.groupby("job_type")["experience"].first().isin([0, 2, 5]).all()
 
 

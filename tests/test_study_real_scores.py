@@ -46,9 +46,12 @@ def lippens_like(seed: int = 0, n_types: int = 6, per_type: int = 8) -> pd.DataF
                 score = base + rng.normal(0, 12) - penalty + 2 * t * (o == "Polish")
                 rows.append({"vacancy_id": f"v{t}-{v}", "job_type": f"type {t}", "occupation": f"occ {t}",
                              "experience": 0, "origin": o, "sex": s, "group": f"{o} {s}",
-                             "score": float(np.clip(np.round(score, -1), 10, 100)), "valid": True})
+                             "score": float(np.clip(np.round(score, -1), 10, 100)), "valid": True,
+                             "bare_output": True, "recoded": False})
     out = pd.DataFrame(rows)
-    out.loc[3, ["score", "valid"]] = [np.nan, False]  # one refusal, flagged, never used
+    out.loc[3, ["score", "valid", "bare_output"]] = [np.nan, False, False]  # one refusal, flagged, never used
+    out.loc[5, "bare_output"] = False  # a score read from a longer answer
+    out.loc[7, ["bare_output", "recoded"]] = [False, True]  # a bare number outside the scale, recoded
     return out
 
 

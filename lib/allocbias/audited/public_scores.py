@@ -52,7 +52,7 @@ RECINQ_REFERENCE = "firstName_james-smith"
 JDERBYSH_REFERENCE = "White Male"
 
 _LIPPENS_COLUMNS = ("vacancy_id", "job_type", "occupation_code", "occupation", "experience", "vdab_id", "origin",
-                    "sex", "name", "temperature", "score", "bare_output")
+                    "sex", "name", "temperature", "score", "bare_output", "recoded")
 _RECINQ_COLUMNS = ("model", "vendor", "tier", "job", "variant", "axis", "level", "run", "timestamp", "score",
                    "interview", "problem")
 _SUBSCORES = ("experience", "skills", "achievements", "resume_quality")
@@ -150,7 +150,8 @@ def load_lippens(path: str | Path | None = None) -> pd.DataFrame:
     requires: 0, 2 or 5), ``vdab_id`` (the ad's number at VDAB), ``origin`` (one of :data:`LIPPENS_ORIGINS`),
     ``sex`` (``Male``/``Female``), ``group`` = ``origin + " " + sex`` (reference :data:`LIPPENS_REFERENCE`),
     ``name``, ``temperature`` (the call's sampling temperature), ``score`` (1–100, float; NaN when not given),
-    ``bare_output`` (the answer was the number alone), ``valid`` (``score`` given).
+    ``bare_output`` (the answer was the number alone), ``recoded`` (the answer was a bare number outside the scale
+    that Lippens recoded: a bare "0" became 1), ``valid`` (``score`` given).
 
     Raises ``ValueError`` naming the file, column and line of a bad value, or a repeated (vacancy, group).
 
@@ -184,6 +185,7 @@ def load_lippens(path: str | Path | None = None) -> pd.DataFrame:
         "temperature": _numbers(path, frame, "temperature", 0, 2),
         "score": _numbers(path, frame, "score", 1, 100, empty=True, integer=True),
         "bare_output": _bools(path, frame, "bare_output"),
+        "recoded": _bools(path, frame, "recoded"),
     })
     _unique(path, out, ["vacancy_id", "group"])
     out["valid"] = out["score"].notna()

@@ -47,6 +47,7 @@ __all__ = [
     "figure_ndcg",
     "figure_shapes",
     "floor_phrase",
+    "qualified_balance_phrase",
     "lead_phrase",
     "name_labels",
     "ndcg_phrase",
@@ -383,6 +384,23 @@ def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") ->
     return f"{head}; {part(counts['all_three'], 'passes all three', 'pass all three')}"
 
 
+def qualified_balance_phrase(counts: Mapping[str, tuple[int, int]]) -> str:
+    """How many qualified and unqualified candidates each model scored, in words (``counts``: model ->
+    (qualified, unqualified)); equal counts are said as equal, never as one outnumbering the other.
+
+    >>> qualified_balance_phrase({"m1": (931, 1830), "m2": (5832, 5832)})
+    'm1: 931 qualified against 1,830 unqualified; m2: as many qualified as unqualified (5,832 each)'
+    """
+    if not counts:
+        raise ValueError("qualified_balance_phrase needs the counts of at least one model")
+    parts = []
+    for model, (q, u) in counts.items():
+        q, u = int(q), int(u)
+        parts.append(f"{model}: as many qualified as unqualified ({q:,} each)" if q == u
+                     else f"{model}: {q:,} qualified against {u:,} unqualified")
+    return "; ".join(parts)
+
+
 def floor_phrase(names: Mapping[str, float], placebo: Mapping[str, float], *, metric: str = "rabbi") -> str:
     """Set a metric's in-sample r on real groups beside its r on placebo groups (irrelevant edits), in words: the
     names' r is "no stronger" when it lies within the placebo r's confidence interval or below it.
@@ -582,7 +600,7 @@ def real_scores_findings(
     k_max: int | None = None,
     n_perm: int = 200,
     n_splits: int = 50,
-    n_boot: int = 200,
+    n_boot: int = 10_000,
     seed: int = 0,
     metric_names: Sequence[str] = METRICS,
     frames: Mapping[str, pd.DataFrame] | None = None,
@@ -669,7 +687,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
 
     # Lippens: job type = system, vacancy = natural pool of 18, native Belgian men the reference
     lip_all = frames["lippens"]
-    _require(lip_all, ["vacancy_id", "job_type", "group", "score", "valid"], "the Lippens table")
+    _require(lip_all, ["vacancy_id", "job_type", "group", "score", "valid", "bare_output", "recoded"],
+             "the Lippens table")
     lip = lip_all[lip_all["valid"].astype(bool)]
     counts.append(_counts_row("lippens", lip_all, lip, ["job_type"], ["vacancy_id"]))
     lip_pool = int(lip.groupby("vacancy_id").size().max())
@@ -749,6 +768,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     _require(jd_all, ["model", "job", "group", "qualified", "score", "valid"], "the jderbysh table")
     jd = jd_all[jd_all["valid"].astype(bool)]
     counts.append(_counts_row("jderbysh", jd_all, jd, ["model", "job"], ["resume"]))
+    qualified = jd["qualified"].astype(bool)
+    jd_balance = {str(m): (int(q.sum()), int((~q).sum())) for m, q in qualified.groupby(jd["model"], sort=True)}
     jd_ks = _ks(int(jd["group"].nunique()), k_max)
     for gap in metrics.STUDY_GAPS:
         t, p = _controls("jderbysh", jd, gap=gap, reference=references["jderbysh"], k=jd_ks, design="draws",
@@ -766,6 +787,7 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
     counts_table = pd.DataFrame(counts)
     scalars, phrases = _scalars_and_phrases(table, rates, ll, ties, ndcg_table, counts_table, lip_all, lip, rc_all,
                                             references)
+    phrases["jderbysh_qualified_balance"] = qualified_balance_phrase(jd_balance)
     return RealScoreFindings(
         counts=counts_table, validity=table, points=all_points, lippens_rates=rates, lippens_ll144=ll,
         ties=pd.DataFrame(ties), ndcg=ndcg_table, shapes=pd.concat(shapes, ignore_index=True), values=scalars,
@@ -780,6 +802,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
                          references: Mapping[str, Hashable]) -> tuple[dict[str, Any], dict[str, str]]:
     ref = references["lippens"]
     at_1 = rates[(rates["k"] == 1) & (rates["group"] != ref)]
+    near_08 = at_1.loc[(at_1["impact_ratio"] - 0.8).abs().idxmin()]
+    near_1 = at_1.loc[(at_1["ir_high"] - 1.0).abs().idxmin()]
     low = at_1.loc[at_1["impact_ratio"].idxmin()]
     scalars: dict[str, Any] = {
         "lippens_n_scores": int(len(lip_all)),
@@ -788,12 +812,19 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_n_groups": int(lip["group"].nunique()),
         "lippens_n_other_groups": int(lip["group"].nunique() - 1),
         "lippens_n_flagged": int(len(lip_all) - len(lip)),
+        "lippens_n_longer_answer": int((~lip["bare_output"].astype(bool) & ~lip["recoded"].astype(bool)).sum()),
+        "lippens_n_recoded": int(lip["recoded"].astype(bool).sum()),
         "lippens_min_ir_k1": float(low["impact_ratio"]),
         "lippens_min_ir_k1_group": str(low["group"]),
         "lippens_min_ir_k1_low": float(low["ir_low"]),
         "lippens_min_ir_k1_high": float(low["ir_high"]),
         "lippens_n_ir_below_08_k1": int((at_1["impact_ratio"] < 0.8).sum()),
         "lippens_n_ir_ci_below_1_k1": int((at_1["ir_high"] < 1.0).sum()),
+        # the values that decide the two counts above, shown with the digits that decide them
+        "lippens_ir_nearest_08_k1": float(near_08["impact_ratio"]),
+        "lippens_ir_nearest_08_k1_group": str(near_08["group"]),
+        "lippens_ir_high_nearest_1_k1": float(near_1["ir_high"]),
+        "lippens_ir_high_nearest_1_k1_group": str(near_1["group"]),
         "lippens_tie_ref_share": float(ties[0]["reference pairs tied"]),
         "lippens_ll144_n_flagged": int(ll.loc[ll["category"] == "origin × sex", "four_fifths"].sum()),
         "lippens_ll144_comparator": str(ll.loc[(ll["category"] == "origin × sex") & ll["comparator"],
