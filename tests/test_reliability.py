@@ -280,6 +280,10 @@ def test_forecast_test_recovers_a_known_reliability():
         r = row.loc[name]
         assert r["dis_lo"] < 1.0 < r["dis_hi"] and r["disattenuated"] == pytest.approx(1.0, abs=0.15)
     assert np.isnan(row.loc["gap", "disattenuated"])
+    # paired comparison with the gap's own forecast: the difference of the two held-out r, with its interval
+    r = row.loc["rabbi"]
+    assert r["vs_gap"] == pytest.approx(r["heldout_r"] - row.loc["gap", "heldout_r"])
+    assert r["vs_gap_lo"] < r["vs_gap"] < r["vs_gap_hi"] and np.isnan(row.loc["gap", "vs_gap_lo"])
     assert (t["size"] == size).all() and (t["n_points"] == 200).all()
 
 
@@ -320,3 +324,19 @@ def test_forecast_test_bad_input():
     with pytest.raises(ValueError, match="spans several strata"):
         forecast_test(frame.assign(stratum=frame["group"] == "A"), reference="A", k=1, metrics=["rabbi"],
                       within="stratum", n_splits=2, n_boot=5, n_perm=5)
+
+
+def test_forecast_gap_row_is_the_split_half_reliability_of_the_selection_probabilities():
+    """The same seed and splits: the gap's held-out r of the forecast test is split_half_reliability of each
+    candidate's exact selection probability against the reference."""
+    from allocbias.measures import selection
+
+    frame, _ = pair_pools(n_systems=30, n_pools=12, spread=0.7, seed=6)
+    frame["score"] = np.round(frame["score"])  # ties, broken uniformly at random in expectation
+    codes = frame.groupby(["system", "pool"]).ngroup().to_numpy()
+    frame["p"] = selection.pool_selection_probabilities(codes, frame["score"].to_numpy(), [1])[0]
+    for size in (None, 3):
+        t = forecast_test(frame, reference="A", k=1, metrics=["rabbi"], size=size, n_splits=15, n_boot=10, n_perm=5,
+                          seed=8)
+        rel = split_half_reliability(frame, value="p", reference="A", size=size, n_splits=15, seed=8)
+        assert t.set_index("statistic").loc["gap", "heldout_r"] == pytest.approx(rel.reliability, abs=1e-12)

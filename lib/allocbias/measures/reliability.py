@@ -278,7 +278,7 @@ def split_half_reliability(
 
     ``data`` has one row per observation (a candidate, an answer) with the ``system`` column(s), ``group``,
     ``pool`` and either a numeric ``value`` or what ``statistic`` reads. A pool is one value of
-    ``(*system, *within, pool)``; in each of ``n_splits`` seeded splits (:func:`half_split_masks`) the pools of
+    ``(*system, pool)`` and must lie in one stratum (``within``, default the system); in each of ``n_splits`` seeded splits (:func:`half_split_masks`) the pools of
     each stratum (``within``, default the system) go into half A or half B, and the statistic is computed on each
     half for every point. The split's reliability is Pearson's r over the points between half A and half B:
 
@@ -321,11 +321,9 @@ def split_half_reliability(
         missing = int(data[c].isna().sum())
         if missing:
             raise ValueError(f"data column {c!r} has {missing} missing value(s)")
-    keys = list(dict.fromkeys([*systems, *(strata_cols or systems), pool]))
-    pool_codes = data.groupby(keys, sort=True, observed=True).ngroup().to_numpy()
+    pool_codes = data.groupby([*systems, pool], sort=True, observed=True).ngroup().to_numpy()
     stratum = data.groupby(strata_cols or systems, sort=True, observed=True).ngroup().to_numpy()
-    pool_stratum = np.zeros(int(pool_codes.max()) + 1, dtype=np.intp)
-    pool_stratum[pool_codes] = stratum
+    pool_stratum = _pool_strata(pool_codes, stratum, pool, strata_cols or systems)
     in_a, in_b = half_split_masks(pool_stratum, n_splits, seed, size=size)
     if statistic is not None:
         rs = np.empty(n_splits)
@@ -364,6 +362,16 @@ def split_half_reliability(
     rs = _row_r(half_a, half_b)
     mean, lo, hi = _summary(rs, confidence)
     return SplitHalf(mean, lo, hi, rs, int(half_a.shape[1]), size, n_splits, float(confidence))
+
+
+def _pool_strata(pool_codes: np.ndarray, stratum: np.ndarray, pool: str, strata_cols: list[str]) -> np.ndarray:
+    """The stratum of every pool (codes), checking that no pool spans two strata."""
+    pool_stratum = np.full(int(pool_codes.max()) + 1, -1, dtype=np.intp)
+    pool_stratum[pool_codes] = stratum
+    if (pool_stratum[pool_codes] != stratum).any():
+        raise ValueError(f"a pool of column {pool!r} spans several strata of {strata_cols}: pools must be nested in "
+                         "the strata")
+    return pool_stratum
 
 
 def _half_means(mask: np.ndarray, pool_codes: np.ndarray, point_codes: np.ndarray, values: np.ndarray
@@ -468,6 +476,9 @@ def forecast_test(
       ``ceiling`` :math:`= \sqrt{\max(\rho, 0)}`: no statistic from one half correlates with the other half's gap
       by more, on average, than that half's gap correlates with its true value;
     * ``statistic_reliability``: the statistic's own split-half reliability (A with B);
+    * ``vs_gap`` with ``vs_gap_lo, vs_gap_hi``: the statistic's held-out r minus the gap's own (the gap from half
+      A forecasting half B), on the same splits and, for the interval, the same bootstrap replicates (paired): an
+      interval above 0 says the statistic forecasts the other half's gap better than the observed gap does;
     * ``disattenuated`` :math:`= r / \sqrt{\rho_x \rho_y}` (:func:`disattenuate`, from the means; NaN when a
       reliability is not positive) with ``dis_lo, dis_hi`` over the bootstrap replicates (each with its own
       reliabilities) and ``dis_defined``, the share of replicates where it is defined (NaN for the gap's own row,
@@ -475,7 +486,7 @@ def forecast_test(
 
     Returns one row per (statistic, k): ``statistic, k, gap, tested_against, size, n_points, heldout_r, split_lo,
     split_hi, ci_lo, ci_hi, null_mean, null_lo, null_hi, p_null, reliability, ceiling, statistic_reliability,
-    disattenuated, dis_lo, dis_hi, dis_defined, bootstrap, n_splits, n_boot, n_perm``.
+    vs_gap, vs_gap_lo, vs_gap_hi, disattenuated, dis_lo, dis_hi, dis_defined, bootstrap, n_splits, n_boot, n_perm``.
 
     Examples
     --------
@@ -509,11 +520,7 @@ def forecast_test(
     seed = int(seed)
     if strata_cols:
         stratum = candidates.groupby(strata_cols, sort=True, observed=True).ngroup().to_numpy()
-        pool_stratum = np.full(lay.pool_cell.size, -1, dtype=np.intp)
-        pool_stratum[lay.pool] = stratum
-        if (pool_stratum[lay.pool] != stratum).any():
-            raise ValueError(f"a pool of column {pool!r} spans several strata of {strata_cols}: pools must be nested "
-                             "in the strata")
+        pool_stratum = _pool_strata(lay.pool, stratum, pool, strata_cols)
     else:
         pool_stratum = lay.pool_cell
     others = [g for g in range(len(lay.groups)) if g != lay.ref]
@@ -563,7 +570,7 @@ def forecast_test(
         ng_a, ng_b = nga[:, ki], ngb[:, ki]
         rel = {"signed": _row_r(g_a, g_b), "abs": _row_r(np.abs(g_a), np.abs(g_b))}
         boot_rel = {"signed": _row_r(bg_a, bg_b), "abs": _row_r(np.abs(bg_a), np.abs(bg_b))}
-        stats = [(m, "abs" if v.DEFAULT_ABS_GAP.get(m, False) else "signed") for m in metrics] + [("gap", "signed")]
+        stats = [("gap", "signed")] + [(m, "abs" if v.DEFAULT_ABS_GAP.get(m, False) else "signed") for m in metrics]
         for name, against in stats:
             tr = np.abs if against == "abs" else (lambda x: x)
             if name == "gap":
@@ -574,7 +581,11 @@ def forecast_test(
                 boot = _row_r(bma[name], tr(bg_b))
                 null = _row_r(nma[name], tr(ng_b))
                 own, boot_own = _row_r(ma[name], mb[name]), _row_r(bma[name], bmb[name])
+            if name == "gap":
+                gap_held, gap_boot = held, boot
+            diff, diff_boot = held - gap_held, boot - gap_boot  # paired: the same splits and replicates
             mean, split_lo, split_hi = _summary(held, confidence)
+            _, vs_lo, vs_hi = _summary(diff_boot, confidence)
             _, ci_lo, ci_hi = _summary(boot, confidence)
             null_mean, null_lo, null_hi = _summary(null, confidence)
             finite_null = null[np.isfinite(null)]
@@ -594,9 +605,14 @@ def forecast_test(
                 else float("nan"),
                 reliability=rel_mean, ceiling=float(np.sqrt(max(rel_mean, 0.0))) if np.isfinite(rel_mean)
                 else float("nan"),
-                statistic_reliability=own_mean, disattenuated=float(dis), dis_lo=dis_lo, dis_hi=dis_hi,
+                statistic_reliability=own_mean, vs_gap=_summary(diff, confidence)[0],
+                vs_gap_lo=vs_lo if name != "gap" else float("nan"), vs_gap_hi=vs_hi if name != "gap" else float("nan"),
+                disattenuated=float(dis), dis_lo=dis_lo, dis_hi=dis_hi,
                 dis_defined=float(np.isfinite(boot_dis).mean()), bootstrap=bootstrap, n_splits=n_splits,
                 n_boot=n_boot, n_perm=n_perm))
     out = pd.DataFrame(rows)
+    order = {name: i for i, name in enumerate([*metrics, "gap"])}
+    out = out.sort_values(["k", "statistic"], key=lambda c: c.map(order) if c.name == "statistic" else c,
+                          kind="stable").reset_index(drop=True)
     out["size"] = out["size"].astype("Int64")
     return out
