@@ -39,6 +39,7 @@ __all__ = [
     "audit_size_findings",
     "comparison_phrase",
     "curve_phrase",
+    "design_words",
     "figure_curves",
     "figure_forecast",
     "figure_units",
@@ -110,20 +111,22 @@ def size_phrase(rho: float, n: float, target: float, *, unit: str, audited: floa
     return f"{text}, {'fewer than' if ratio < 1 else 'about'} the {audited:,.0f} audited"
 
 
-def curve_phrase(curve: pd.DataFrame, *, unit: str) -> str:
+def curve_phrase(curve: pd.DataFrame, *, unit: str, singular: str | None = None) -> str:
     """Whether the Spearman--Brown prediction from the smallest size holds at the largest, in words: the prediction
     within the measured range over splits, above it or below it.
 
     ``curve`` is a :func:`allocbias.measures.reliability.reliability_curve` table (``size, reliability, lo, hi,
-    predicted``).
+    predicted``); ``singular`` names one unit (default ``unit``), used when the smallest size is 1.
 
     >>> c = pd.DataFrame({"size": [1, 15], "reliability": [0.01, 0.12], "lo": [-0.1, 0.02], "hi": [0.1, 0.22],
     ...                   "predicted": [0.01, 0.13]})
-    >>> curve_phrase(c, unit="vacancies")
-    'the Spearman–Brown prediction from 1 vacancies (0.13 at 15) lies within the range measured at 15 (0.02 to 0.22)'
+    >>> curve_phrase(c, unit="vacancies", singular="vacancy")
+    'the Spearman–Brown prediction from 1 vacancy (0.13 at 15) lies within the range measured at 15 (0.02 to 0.22)'
     """
     require_columns(curve, ["size", "reliability", "lo", "hi", "predicted"], "curve", nonempty=True)
     first, last = curve.iloc[0], curve.iloc[-1]
+    if int(first["size"]) == 1 and singular:
+        unit = singular
     if not np.isfinite(last["predicted"]):
         return (f"no Spearman–Brown prediction can be made from {int(first['size'])} {unit}: the reliability "
                 f"measured there ({_fmt(first['reliability'])}) is not positive")
@@ -169,6 +172,18 @@ def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
         return f"{head}; {label} forecasts the other half’s gap worse than the gap itself (difference {diff})"
     return (f"{head}; the difference, {_fmt(s['vs_gap'])} ({_fmt(s['vs_gap_lo'])} to {_fmt(s['vs_gap_hi'])}), is "
             "within sampling error")
+
+
+def design_words(names: int, jobs: int, runs: int) -> str:
+    """An LLM audit design in words, with its number of scored units per gap.
+
+    >>> design_words(1, 17, 5), design_words(10, 1, 1)
+    ('1 name per group × 17 jobs × 5 runs (85 units)', '10 names per group × 1 job × 1 run (10 units)')
+    """
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}" + ("" if count == 1 else "s")
+
+    return f"{n(names, 'name')} per group × {n(jobs, 'job')} × {n(runs, 'run')} ({names * jobs * runs:,} units)"
 
 
 def comparison_phrase(n_better: int, n_worse: int, n: int) -> str:
@@ -487,6 +502,9 @@ def audit_size_findings(
         planning=planning,
         parameters={"lippens_sizes": lippens_sizes, "forecast_sizes": forecast_sizes, "ks": ks, **control})
     values, phrases = _values_and_phrases(findings, lip, rc_runs, bb_answers, jd_resumes)
+    values.update(recinq_n_models=int(names["model"].nunique()), recinq_n_jobs=int(names["job"].nunique()),
+                  bloomberg_n_cells=int(bb.groupby(["model", "job"]).ngroups),
+                  jderbysh_n_cells=int(jd.groupby(["model", "job"]).ngroups))
     findings.values.update(values)
     findings.phrases.update(phrases)
     return findings
@@ -531,7 +549,8 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
                     float(row["reliability"]), float(row["size per half"]), target, unit="vacancies per job type",
                     audited=LIPPENS_PER_JOB_TYPE)
             curve = f.lippens_curves[(f.lippens_curves["level"] == level) & (f.lippens_curves["k"] == k)]
-            p[f"lippens_{tag}_curve_phrase_k{k}"] = curve_phrase(curve, unit="vacancies per job type")
+            p[f"lippens_{tag}_curve_phrase_k{k}"] = curve_phrase(curve, unit="vacancies per job type",
+                                                                 singular="vacancy per job type")
             t = f.forecast[(f.forecast["data set"] == "Lippens") & (f.forecast["level"] == level)
                            & (f.forecast["k"] == k) & (f.forecast["size"] == top)]
             for name, short in (("rabbi", "rabbi"), ("avg_gap", "delta"), ("jsd", "jsd"), ("emd", "emd"),
@@ -573,7 +592,8 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
         p[f"{tag}_size_08_phrase"] = size_phrase(float(row["reliability"]), float(row["size per half"]), 0.8,
                                                  unit=str(row["unit"]), audited=audited)
         curve = f.units[f.units["data set"] == dataset]
-        p[f"{tag}_curve_phrase"] = curve_phrase(curve, unit=str(row["unit"]))
+        one = {"re-cinq": "run per cell", "Bloomberg": "answer per cell", "jderbysh": "résumé per cell"}[dataset]
+        p[f"{tag}_curve_phrase"] = curve_phrase(curve, unit=str(row["unit"]), singular=one)
     rc = f.forecast[(f.forecast["data set"] == "re-cinq") & (f.forecast["size"] == f.forecast.loc[
         f.forecast["data set"] == "re-cinq", "size"].max())]
     p["recinq_forecast_rabbi"] = forecast_phrase(rc, statistic="rabbi")
@@ -588,8 +608,7 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
         tag = column.split(" ")[0].lower().replace("-", "")
         reach = plan[plan[column] >= 0.8]
         p[f"planning_first_08_{tag}"] = (
-            f"{int(reach.iloc[0]['names per group'])} names per group × {int(reach.iloc[0]['jobs'])} jobs × "
-            f"{int(reach.iloc[0]['runs'])} runs ({int(reach.iloc[0]['units']):,} units)" if len(reach)
+            design_words(*(int(reach.iloc[0][c]) for c in ("names per group", "jobs", "runs"))) if len(reach)
             else f"none of the {len(plan)} designs of the table")
     return v, p
 
