@@ -476,7 +476,7 @@ def audit_size_findings(
                     nonempty=True)
     bb = bb[~bb["oversampled"].astype(bool)].assign(top1=lambda f: (f["rank"] <= 1).astype(float))
     bb_answers = int(bb.groupby(["model", "job"])["answer_id"].nunique().min())
-    bb_sizes = sorted({s for s in (1, 4, 16, 64, 256, bb_answers // 2) if 1 <= s <= bb_answers // 2})
+    bb_sizes = sorted({s for s in (1, 4, 16, 64, bb_answers // 2) if 1 <= s <= bb_answers // 2})
     bb_curve = reliability.reliability_curve(bb, sizes=bb_sizes, value="top1", reference=references["bloomberg"],
                                              system=["model", "job"], pool="answer_id", n_splits=n_splits, seed=seed)
 
