@@ -45,6 +45,7 @@ def test_spearman_brown_closed_forms():
     assert spearman_brown(0.37, 1) == pytest.approx(0.37)  # m = 1: unchanged
     assert spearman_brown(2 / 3, 0.5) == pytest.approx(0.5)  # stepping down undoes stepping up
     assert spearman_brown(1.0, 7) == 1.0 and spearman_brown(0.0, 7) == 0.0
+    assert spearman_brown(1.0, 0.1) == 1.0  # no rounding above 1
     np.testing.assert_allclose(spearman_brown([0.1, 0.5, 0.9], [2, 4, 0.5]),
                                [0.2 / 1.1, 2.0 / 2.5, 0.45 / 0.55])
 

@@ -88,7 +88,8 @@ def spearman_brown(rho: float | Sequence[float] | np.ndarray, m: float | Sequenc
         raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
     if (mm <= 0).any():
         raise ValueError(f"m must be positive, got {m!r}")
-    return _out(mm * r / (1.0 + (mm - 1.0) * r), rho, m)
+    # in [0, 1] exactly for rho in [0, 1]; the clip only removes rounding (rho = 1, m < 1 gives 1 + 2e-16)
+    return _out(np.clip(mm * r / (1.0 + (mm - 1.0) * r), 0.0, 1.0), rho, m)
 
 
 def size_for_reliability(rho: float | Sequence[float] | np.ndarray, n: float | Sequence[float] | np.ndarray,
