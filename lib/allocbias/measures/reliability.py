@@ -472,7 +472,9 @@ def forecast_test(
       halves of new data would, by far when the reliability is low.)
     * ``null_mean, null_lo, null_hi, p_null``: the held-out r's own permutation null: group labels shuffled
       among the candidates of each pool (``n_perm`` shuffles, one random split each) and the held-out r
-      recomputed; ``p_null = (1 + #{null >= heldout_r}) / (1 + n_perm)``;
+      recomputed; ``p_null = (1 + #{null >= heldout_r}) / (1 + n_perm)``. Each null value rests on one split
+      while ``heldout_r`` is a mean over ``n_splits`` splits, so the null is wider than the spread of that mean
+      and the comparison conservative;
     * ``reliability`` (mean split-half r of the gap the statistic is tested against, signed or absolute) and
       ``ceiling`` :math:`= \sqrt{\max(\rho, 0)}`: no statistic from one half correlates with the other half's gap
       by more, on average, than that half's gap correlates with its true value;
