@@ -36,6 +36,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "hiring_bloomberg": ("hiring_bloomberg_findings", "HiringBloombergFindings"),
     "bloomberg_rankings": ("bloomberg_rankings_findings", "BloombergFindings"),
     "real_scores": ("real_scores_findings", "RealScoreFindings"),
+    "audit_size": ("audit_size_findings", "AuditSizeFindings"),
     "averages": ("averages_findings", "AveragesFindings"),
     "ll144_metrics": ("ll144_metrics_findings", "LL144MetricsFindings"),
     "ll144_audits": ("ll144_audits_findings", "LL144AuditsFindings"),

@@ -1,0 +1,713 @@
+r"""How large must an audit be? The findings of the chapter on the reliability of selection-rate gaps.
+
+Chapter 11 found that on real large models' scores the top-1 selection-rate gap of a Lippens job type barely agrees
+with itself between two halves of its vacancies. This chapter measures that agreement as a function of the audit's
+size and level of aggregation, carries it to other sizes with Spearman--Brown, and asks which statistic computed
+on one half of an audit best forecasts the gap of the other half (:mod:`allocbias.measures.reliability`):
+
+* **Lippens** (1,920 vacancies, 64 job types of 30, 18 CVs each): the reliability curve of the top-1 and top-2
+  gaps against the vacancies per job type in each half, at three levels (job type; occupation; all vacancies
+  pooled into the 17 origin x sex groups against native Belgian men), the vacancies needed for a reliability of
+  0.5 and 0.8, and at each level the forecast test for RABBI, δ, JSD, EMD and the gap itself.
+* **re-cinq** (11 models x 17 jobs, one name per group, 5 runs): the reliability against runs per cell.
+* **Bloomberg** (GPT-3.5 and GPT-4 ranking 8 names, about 950 answers per model x job): against answers per cell.
+* **jderbysh** (2 models x 9 jobs, 9 résumés under 36 names): against résumés per cell.
+* A planning table: names per group x jobs x runs of an LLM audit and the reliability each data set's measured
+  per-unit reliability gives it by Spearman--Brown.
+
+:func:`audit_size_findings` computes all of it and returns an :class:`AuditSizeFindings`; the ``figure_*``
+functions draw the chapter's figures from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import checks
+from ..checks import require_columns
+from ..measures import reliability, selection
+from .findings import Findings
+
+__all__ = [
+    "AuditSizeFindings",
+    "PLANNING_DESIGNS",
+    "audit_size_findings",
+    "comparison_phrase",
+    "curve_phrase",
+    "design_words",
+    "figure_curves",
+    "figure_forecast",
+    "figure_units",
+    "forecast_phrase",
+    "forecast_view",
+    "planning_table",
+    "reliability_word",
+    "size_phrase",
+]
+
+#: The statistics of the forecast test, in the chapter's order, and how the prose names them.
+STATISTIC_NAMES: Mapping[str, str] = {"rabbi": "RABBI", "avg_gap": "δ", "jsd": "JSD", "emd": "EMD",
+                                      "gap": "the gap itself"}
+METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+#: Lippens' levels of aggregation: the label and the column that makes a system (None: every vacancy in one).
+LEVELS: Mapping[str, str | None] = {"job type": "job_type", "occupation": "occupation", "all vacancies": None}
+#: Lippens audited this many vacancies per job type.
+LIPPENS_PER_JOB_TYPE = 30
+#: LLM audit designs of the planning table: (names per group, jobs, runs).
+PLANNING_DESIGNS: tuple[tuple[int, int, int], ...] = (
+    (1, 1, 1), (1, 1, 5), (1, 17, 5), (5, 10, 2), (10, 10, 5), (10, 30, 10), (30, 30, 10), (50, 50, 10))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# words that depend on the results
+# --------------------------------------------------------------------------------------------------------------
+def _fmt(x: float, digits: int = 2) -> str:
+    text = f"{x:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", "−")
+
+
+def reliability_word(rho: float) -> str:
+    """How reliable a statistic with split-half reliability ``rho`` is, in words: ``"reliable"`` (0.8 or more),
+    ``"moderately reliable"`` (0.5 to 0.8), ``"unreliable"`` (above 0, below 0.5) or ``"not reliable at all"``
+    (0 or less: the halves do not agree).
+
+    >>> [reliability_word(r) for r in (0.85, 0.6, 0.05, -0.02)]
+    ['reliable', 'moderately reliable', 'unreliable', 'not reliable at all']
+    """
+    if rho is None or not np.isfinite(float(rho)):
+        raise ValueError(f"rho must be a finite number, got {rho!r}")
+    return ("reliable" if rho >= 0.8 else "moderately reliable" if rho >= 0.5 else "unreliable" if rho > 0
+            else "not reliable at all")
+
+
+def size_phrase(rho: float, n: float, target: float, *, unit: str, audited: float | None = None) -> str:
+    """The size Spearman--Brown needs for ``target`` from a reliability ``rho`` measured on ``n`` units, in words
+    (:func:`allocbias.measures.reliability.size_for_reliability`), set beside the ``audited`` size when given.
+
+    >>> size_phrase(0.04, 15, 0.8, unit="vacancies per job type", audited=30)
+    'about 1,440 vacancies per job type, 48 times the 30 audited'
+    >>> size_phrase(0.9, 15, 0.8, unit="runs", audited=30)
+    'about 7 runs, fewer than the 30 audited'
+    >>> size_phrase(-0.01, 15, 0.8, unit="runs")
+    'no number of runs: the measured reliability is not positive, so Spearman–Brown has nothing to extrapolate'
+    """
+    if not np.isfinite(float(rho)) or rho <= 0:
+        return (f"no number of {unit}: the measured reliability is not positive, so Spearman–Brown has nothing to "
+                "extrapolate")
+    if rho >= 1:
+        return f"any number of {unit}: the measured reliability is already 1"
+    need = float(reliability.size_for_reliability(rho, n, target))
+    text = f"about {need:,.0f} {unit}"
+    if audited is None:
+        return text
+    ratio = need / audited
+    if ratio >= 1.5:
+        return f"{text}, {ratio:,.0f} times the {audited:,.0f} audited"
+    return f"{text}, {'fewer than' if ratio < 1 else 'about'} the {audited:,.0f} audited"
+
+
+def curve_phrase(curve: pd.DataFrame, *, unit: str, singular: str | None = None) -> str:
+    """Whether the Spearman--Brown prediction from the smallest size holds at the largest, in words: the prediction
+    within the measured range over splits, above it or below it.
+
+    ``curve`` is a :func:`allocbias.measures.reliability.reliability_curve` table (``size, reliability, lo, hi,
+    predicted``); ``singular`` names one unit (default ``unit``), used when the smallest size is 1.
+
+    >>> c = pd.DataFrame({"size": [1, 15], "reliability": [0.01, 0.12], "lo": [-0.1, 0.02], "hi": [0.1, 0.22],
+    ...                   "predicted": [0.01, 0.13]})
+    >>> curve_phrase(c, unit="vacancies", singular="vacancy")
+    'the Spearman–Brown prediction from 1 vacancy (0.13 at 15) lies within the range measured at 15 (0.02 to 0.22)'
+    """
+    require_columns(curve, ["size", "reliability", "lo", "hi", "predicted"], "curve", nonempty=True)
+    first, last = curve.iloc[0], curve.iloc[-1]
+    if int(first["size"]) == 1 and singular:
+        unit = singular
+    if not np.isfinite(last["predicted"]):
+        return (f"no Spearman–Brown prediction can be made from {int(first['size'])} {unit}: the reliability "
+                f"measured there ({_fmt(first['reliability'])}) is not positive")
+    where = ("above" if last["predicted"] > last["hi"] else "below" if last["predicted"] < last["lo"] else "within")
+    return (f"the Spearman–Brown prediction from {int(first['size'])} {unit} ({_fmt(last['predicted'])} at "
+            f"{int(last['size'])}) lies {where} the range measured at {int(last['size'])} ({_fmt(last['lo'])} to "
+            f"{_fmt(last['hi'])})")
+
+
+def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
+    """One forecast-test comparison in words: the statistic's held-out r with its sampling interval and permutation
+    null beside the gap's own, and whether their paired difference (``vs_gap``) is within sampling error.
+
+    ``table`` holds the rows of one (level, k, size) of :func:`allocbias.measures.reliability.forecast_test`.
+
+    >>> t = pd.DataFrame({"statistic": ["gap", "rabbi"], "heldout_r": [0.19, 0.47], "ci_lo": [-0.45, -0.08],
+    ...                   "ci_hi": [0.71, 0.83], "null_mean": [0.0, -0.02], "null_hi": [0.48, 0.44],
+    ...                   "vs_gap": [0.0, 0.28], "vs_gap_lo": [np.nan, -0.2], "vs_gap_hi": [np.nan, 0.7]})
+    >>> forecast_phrase(t)
+    'RABBI from one half forecasts the other half’s gap at r = 0.47 (95% interval −0.08 to 0.83), above its permutation null (97.5th percentile 0.44); the gap itself does at r = 0.19 (−0.45 to 0.71); the difference, 0.28 (−0.20 to 0.70), is within sampling error'
+    >>> forecast_phrase(t.assign(vs_gap_lo=[np.nan, 0.05])).rsplit("; ", 1)[1]
+    'RABBI forecasts the other half’s gap better than the gap itself (difference 0.28, 0.05 to 0.70)'
+    """
+    require_columns(table, ["statistic", "heldout_r", "ci_lo", "ci_hi", "null_mean", "null_hi", "vs_gap",
+                            "vs_gap_lo", "vs_gap_hi"], "table", nonempty=True)
+    rows = {}
+    for name in (statistic, "gap"):
+        part = table[table["statistic"] == name]
+        if len(part) != 1:
+            raise ValueError(f"table must hold exactly one row of statistic {name!r}, has {len(part)}")
+        rows[name] = part.iloc[0]
+    s, g = rows[statistic], rows["gap"]
+    label = STATISTIC_NAMES.get(statistic, statistic)
+    null = "above" if s["heldout_r"] > s["null_hi"] else "within"
+    head = (f"{label} from one half forecasts the other half’s gap at r = {_fmt(s['heldout_r'])} (95% interval "
+            f"{_fmt(s['ci_lo'])} to {_fmt(s['ci_hi'])}), {null} its permutation null (97.5th percentile "
+            f"{_fmt(s['null_hi'])}); the gap itself does at r = {_fmt(g['heldout_r'])} ({_fmt(g['ci_lo'])} to "
+            f"{_fmt(g['ci_hi'])})")
+    diff = f"{_fmt(s['vs_gap'])}, {_fmt(s['vs_gap_lo'])} to {_fmt(s['vs_gap_hi'])}"
+    if s["vs_gap_lo"] > 0:
+        return f"{head}; {label} forecasts the other half’s gap better than the gap itself (difference {diff})"
+    if s["vs_gap_hi"] < 0:
+        return f"{head}; {label} forecasts the other half’s gap worse than the gap itself (difference {diff})"
+    return (f"{head}; the difference, {_fmt(s['vs_gap'])} ({_fmt(s['vs_gap_lo'])} to {_fmt(s['vs_gap_hi'])}), is "
+            "within sampling error")
+
+
+def design_words(names: int, jobs: int, runs: int) -> str:
+    """An LLM audit design in words, with its number of scored units per gap.
+
+    >>> design_words(1, 17, 5), design_words(10, 1, 1)
+    ('1 name per group × 17 jobs × 5 runs (85 units)', '10 names per group × 1 job × 1 run (10 units)')
+    """
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}" + ("" if count == 1 else "s")
+
+    return f"{n(names, 'name')} per group × {n(jobs, 'job')} × {n(runs, 'run')} ({names * jobs * runs:,} units)"
+
+
+def comparison_phrase(n_better: int, n_worse: int, n: int) -> str:
+    """How many of ``n`` paired comparisons (a metric's held-out r against the gap's own) come out better or worse
+    outside sampling error (the interval of the difference excludes 0), in words.
+
+    >>> comparison_phrase(0, 0, 48)
+    'in none of the 48 comparisons does a metric forecast the other half’s gap better or worse than the gap itself beyond sampling error'
+    >>> comparison_phrase(3, 1, 48)
+    'in 3 of the 48 comparisons a metric forecasts the other half’s gap better than the gap itself, in 1 worse, and in the other 44 the difference is within sampling error'
+    """
+    n_better, n_worse, n = int(n_better), int(n_worse), int(n)
+    if n < 1 or n_better < 0 or n_worse < 0 or n_better + n_worse > n:
+        raise ValueError(f"need 0 <= n_better + n_worse <= n and n >= 1, got {n_better}, {n_worse}, {n}")
+    if n_better == n_worse == 0:
+        return (f"in none of the {n} comparisons does a metric forecast the other half’s gap better or worse than "
+                "the gap itself beyond sampling error")
+    rest = n - n_better - n_worse
+    return (f"in {n_better} of the {n} comparisons a metric forecasts the other half’s gap better than the gap "
+            f"itself, in {n_worse} worse, and in the other {rest} the difference is within sampling error")
+
+
+def forecast_view(findings: AuditSizeFindings, *, k: int = 1, size: int | None = None) -> pd.DataFrame:
+    """The forecast test at quota ``k`` and one size (default the largest) as the chapter shows it: one row per
+    (data set, level, statistic), each estimate beside its interval in one cell.
+
+    Columns: ``data set, level, statistic, held-out r [95% CI]`` (bootstrap of the systems), ``null [95% range]``
+    (the held-out r's permutation null), ``ceiling`` (√ reliability of the gap tested against), ``minus the gap's
+    own [95% CI]`` and ``disattenuated [95% CI]``.
+    """
+    fc = findings.forecast
+    require_columns(fc, ["data set", "level", "k", "size", "statistic", "heldout_r", "ci_lo", "ci_hi", "null_mean",
+                         "null_lo", "null_hi", "ceiling", "vs_gap", "vs_gap_lo", "vs_gap_hi", "disattenuated",
+                         "dis_lo", "dis_hi"], "findings.forecast")
+    part = fc[fc["k"] == k]
+    lip = part["data set"] == "Lippens"
+    top = int(part.loc[lip, "size"].max()) if size is None else int(size)
+    largest = part.groupby("data set")["size"].transform("max")
+    part = part[(lip & (part["size"] == top)) | (~lip & (part["size"] == largest))]
+
+    def cell(mid: str, lo: str, hi: str) -> list[str]:
+        return [f"{_fmt(a)} [{_fmt(b)}, {_fmt(c)}]" if np.isfinite([a, b, c]).all() else ""
+                for a, b, c in zip(part[mid], part[lo], part[hi])]
+
+    return pd.DataFrame({
+        "data set": part["data set"].to_numpy(), "level": part["level"].to_numpy(),
+        "per half": part["size"].astype(int).to_numpy(),
+        "statistic": part["statistic"].map(STATISTIC_NAMES).to_numpy(),
+        "held-out r [95% CI]": cell("heldout_r", "ci_lo", "ci_hi"),
+        "null [95% range]": cell("null_mean", "null_lo", "null_hi"),
+        "ceiling": [_fmt(x) for x in part["ceiling"]],
+        "minus the gap's own [95% CI]": cell("vs_gap", "vs_gap_lo", "vs_gap_hi"),
+        "disattenuated [95% CI]": cell("disattenuated", "dis_lo", "dis_hi"),
+    })
+
+
+# --------------------------------------------------------------------------------------------------------------
+# planning
+# --------------------------------------------------------------------------------------------------------------
+def planning_table(per_unit: Mapping[str, float], designs: Sequence[tuple[int, int, int]] = PLANNING_DESIGNS
+                   ) -> pd.DataFrame:
+    r"""The reliability of a (system, group) gap for LLM audit designs, from per-unit reliabilities.
+
+    A design scores ``names`` names per group for ``jobs`` jobs ``runs`` times, so each gap rests on
+    :math:`u = \text{names} \times \text{jobs} \times \text{runs}` scored units; its reliability is
+    :func:`allocbias.measures.reliability.spearman_brown` of a data set's reliability for one unit,
+    :math:`\rho_1`, by the factor u, one column per data set (``per_unit``: data set -> :math:`\rho_1`; NaN
+    stays NaN). This treats every added name, job and run as an independent, equally informative unit, which the
+    measured curves check only for the unit each data set varies.
+
+    >>> planning_table({"a": 0.1}, [(1, 1, 1), (2, 3, 2)]).round(3).to_dict("list")
+    {'names per group': [1, 2], 'jobs': [1, 3], 'runs': [1, 2], 'units': [1, 12], 'a': [0.1, 0.571]}
+    """
+    out = pd.DataFrame(list(designs), columns=["names per group", "jobs", "runs"])
+    if out.empty or (out < 1).any().any():
+        raise ValueError("designs must be non-empty (names, jobs, runs) triples of positive integers")
+    out["units"] = out.prod(axis=1).astype(np.int64)
+    for name, rho in per_unit.items():
+        ok = np.isfinite(rho) and 0 <= rho <= 1
+        out[name] = reliability.spearman_brown(rho, out["units"].to_numpy(float)) if ok else np.nan
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the findings
+# --------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuditSizeFindings(Findings):
+    """Everything the chapter on audit size shows.
+
+    Attributes
+    ----------
+    lippens_curves
+        The reliability curves of the Lippens gaps: one row per (level, k, size) with ``size`` (vacancies per job
+        type in each half), ``reliability, lo, hi`` (mean and 95% range over splits), ``predicted`` (Spearman--Brown
+        from the smallest size), ``n_points``.
+    lippens_levels
+        Per (level, k): the gap's reliability at the largest size, its range, the reliability of the full audit
+        (Spearman--Brown to twice the half), and the vacancies per job type needed for 0.5 and 0.8.
+    forecast
+        The forecast test (:func:`allocbias.measures.reliability.forecast_test`) of every data set, level, k and
+        size: one row per statistic (the metrics and the gap itself).
+    units
+        re-cinq (runs), Bloomberg (answers) and jderbysh (résumés): the gap's reliability at each measured size per
+        half, the Spearman--Brown prediction from the smallest, and the per-unit reliability.
+    needed
+        Per data set: the unit, the size measured, its reliability, the reliability of one unit, and the units
+        needed for 0.5 and 0.8.
+    planning
+        :func:`planning_table` from each data set's per-unit reliability.
+    values, phrases, parameters
+        The numbers the prose quotes, the result-dependent sentences, and the parameters.
+    """
+
+    lippens_curves: pd.DataFrame
+    lippens_levels: pd.DataFrame
+    forecast: pd.DataFrame
+    units: pd.DataFrame
+    needed: pd.DataFrame
+    planning: pd.DataFrame
+    values: dict[str, Any] = field(default_factory=dict)
+    phrases: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def _loaders() -> dict[str, Any]:
+    from ..audited import public_scores
+    from ..measures import rankings
+
+    return {"lippens": public_scores.load_lippens, "recinq": lambda: public_scores.load_recinq(kind="results"),
+            "jderbysh": public_scores.load_jderbysh, "bloomberg": rankings.read_rankings}
+
+
+def _default_references() -> dict[str, Hashable]:
+    from ..audited import data, public_scores
+
+    return {"lippens": public_scores.LIPPENS_REFERENCE, "recinq": public_scores.RECINQ_REFERENCE,
+            "jderbysh": public_scores.JDERBYSH_REFERENCE, "bloomberg": data.REFERENCE_GROUP}
+
+
+def _lippens(frame: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """The valid Lippens scores with every candidate's exact top-k selection probability (``p1``, ``p2``, ...) in
+    its vacancy and a constant ``pooled`` column (the level that puts every vacancy in one system)."""
+    require_columns(frame, ["vacancy_id", "job_type", "occupation", "group", "score", "valid"], "the Lippens table",
+                    nonempty=True)
+    lip = frame[frame["valid"].astype(bool)].reset_index(drop=True)
+    codes = pd.factorize(lip["vacancy_id"], sort=True)[0]
+    prob = selection.pool_selection_probabilities(codes, lip["score"].to_numpy(float), list(ks))
+    return lip.assign(**{f"p{k}": prob[i] for i, k in enumerate(ks)}, pooled="all vacancies")
+
+
+def _level_column(level: str) -> str:
+    return LEVELS[level] or "pooled"
+
+
+def _curve_rows(curve: pd.DataFrame, **labels: Any) -> pd.DataFrame:
+    out = curve.copy()
+    for i, (key, value) in enumerate(labels.items()):
+        out.insert(i, key, value)
+    return out
+
+
+def _units_curve(forecast: pd.DataFrame, dataset: str, unit: str) -> pd.DataFrame:
+    """The gap rows of a forecast table over sizes as a reliability curve with Spearman--Brown from the smallest."""
+    gap = forecast[(forecast["statistic"] == "gap") & (forecast["k"] == 1)].sort_values("size")
+    sizes = gap["size"].astype(int).to_numpy()
+    rel = gap["heldout_r"].to_numpy(float)
+    predicted = (reliability.spearman_brown(min(rel[0], 1.0), sizes / sizes[0]) if rel[0] > 0
+                 else np.full(sizes.size, np.nan))
+    return pd.DataFrame({"data set": dataset, "unit": unit, "size": sizes, "reliability": rel,
+                         "lo": gap["split_lo"].to_numpy(float), "hi": gap["split_hi"].to_numpy(float),
+                         "predicted": predicted, "n_points": gap["n_points"].to_numpy()})
+
+
+def _needed_row(dataset: str, unit: str, size: int, rho: float, lo: float, hi: float, audited: int) -> dict:
+    ok = np.isfinite(rho) and 0 < rho < 1
+    one = float(reliability.spearman_brown(rho, 1.0 / size)) if ok else float("nan")
+    return {"data set": dataset, "unit": unit, "size per half": int(size), "reliability": float(rho),
+            "lo": float(lo), "hi": float(hi), "audited": int(audited),
+            "reliability audited": float(reliability.spearman_brown(rho, audited / size)) if ok else float("nan"),
+            "reliability of one unit": one,
+            "units for 0.5": float(reliability.size_for_reliability(rho, size, 0.5)) if ok else float("nan"),
+            "units for 0.8": float(reliability.size_for_reliability(rho, size, 0.8)) if ok else float("nan")}
+
+
+def audit_size_findings(
+    *,
+    lippens_sizes: Sequence[int] = (1, 2, 4, 8, 15),
+    forecast_sizes: Sequence[int] = (5, 15),
+    ks: Sequence[int] = (1, 2),
+    n_splits: int = 200,
+    n_boot: int = 1000,
+    n_perm: int = 200,
+    seed: int = 0,
+    frames: Mapping[str, pd.DataFrame] | None = None,
+    references: Mapping[str, Hashable] | None = None,
+) -> AuditSizeFindings:
+    """The findings of the audit-size chapter, computed from the four public data sets.
+
+    Parameters
+    ----------
+    lippens_sizes
+        Vacancies per job type in each half at which the Lippens reliability curves are measured (at most 15:
+        half of a job type's 30).
+    forecast_sizes
+        Vacancies per job type in each half at which the Lippens forecast test runs (at each level and k).
+    ks
+        Quotas of the top-k selection (Lippens; the other data sets use k = 1).
+    n_splits, n_boot, n_perm
+        Random half splits (reliability and held-out r), bootstrap replicates of the systems (the sampling
+        intervals) and label permutations (the held-out r's null).
+    seed
+        Seed of every random step.
+    frames
+        The data sets as tidy frames (keys ``lippens``, ``recinq``, ``jderbysh``, ``bloomberg``), for tests on small
+        synthetic data; default: the committed tables.
+    references
+        The reference group of each data set (default: the loaders').
+
+    Returns
+    -------
+    AuditSizeFindings
+    """
+    n_splits = checks.count(n_splits, "n_splits", 2)
+    n_boot = checks.count(n_boot, "n_boot", 2)
+    n_perm = checks.count(n_perm, "n_perm", 2)
+    seed = checks.seed(seed)
+    ks = checks.quotas(ks, distinct=True)
+    if 1 not in ks:
+        raise ValueError(f"ks must include 1 (the chapter's main quota), got {ks}")
+    lippens_sizes = sorted({checks.count(s, "lippens_sizes") for s in lippens_sizes})
+    forecast_sizes = sorted({checks.count(s, "forecast_sizes") for s in forecast_sizes})
+    if frames is None:
+        frames = {name: load() for name, load in _loaders().items()}
+    missing = [k for k in ("lippens", "recinq", "jderbysh", "bloomberg") if k not in frames]
+    if missing:
+        raise ValueError(f"frames lacks the data set(s) {missing}")
+    references = {**_default_references(), **(references or {})}
+    control = {"n_splits": n_splits, "n_boot": n_boot, "n_perm": n_perm, "seed": seed}
+
+    # Lippens: curves and forecast tests at three levels
+    lip = _lippens(frames["lippens"], ks)
+    ref = references["lippens"]
+    curves, levels, forecasts = [], [], []
+    for level in LEVELS:
+        system = _level_column(level)
+        for k in ks:
+            curve = reliability.reliability_curve(lip, sizes=lippens_sizes, value=f"p{k}", reference=ref,
+                                                  system=system, within="job_type", pool="vacancy_id",
+                                                  n_splits=n_splits, seed=seed)
+            curves.append(_curve_rows(curve, level=level, k=k))
+            last = curve.iloc[-1]
+            row = _needed_row("Lippens", "vacancies per job type", int(last["size"]), float(last["reliability"]),
+                              float(last["lo"]), float(last["hi"]), LIPPENS_PER_JOB_TYPE)
+            levels.append({"level": level, "k": k, "points": int(last["n_points"]), **row})
+        for size in forecast_sizes:
+            t = reliability.forecast_test(lip, reference=ref, k=list(ks), metrics=METRICS, system=system,
+                                          within="job_type", pool="vacancy_id", size=size, **control)
+            forecasts.append(_curve_rows(t, **{"data set": "Lippens", "level": level}))
+
+    # re-cinq: one name per group, runs are the pools of each model x job
+    rc = frames["recinq"]
+    require_columns(rc, ["model", "job", "variant", "axis", "run", "score", "valid"], "the re-cinq table",
+                    nonempty=True)
+    names = rc[rc["valid"].astype(bool) & (rc["axis"] == "firstName")].assign(group=lambda f: f["variant"])
+    rc_runs = int(names.groupby(["model", "job"])["run"].nunique().min())
+    rc_forecast = pd.concat([
+        _curve_rows(reliability.forecast_test(names, reference=references["recinq"], k=1, metrics=METRICS,
+                                              design="draws", system=["model", "job"], pool="run", size=size,
+                                              **control),
+                    **{"data set": "re-cinq", "level": "model × job"})
+        for size in range(1, rc_runs // 2 + 1)], ignore_index=True)
+
+    # jderbysh: résumés are the pools of each model x job
+    jd = frames["jderbysh"]
+    require_columns(jd, ["model", "job", "resume", "group", "score", "valid"], "the jderbysh table", nonempty=True)
+    jd = jd[jd["valid"].astype(bool)]
+    jd_resumes = int(jd.groupby(["model", "job"])["resume"].nunique().min())
+    jd_sizes = sorted({s for s in (1, 2, 4, jd_resumes // 2) if 1 <= s <= jd_resumes // 2})
+    jd_forecast = pd.concat([
+        _curve_rows(reliability.forecast_test(jd, reference=references["jderbysh"], k=1, metrics=METRICS,
+                                              design="draws", system=["model", "job"], pool="resume", size=size,
+                                              **control),
+                    **{"data set": "jderbysh", "level": "model × job"})
+        for size in jd_sizes], ignore_index=True)
+
+    # Bloomberg: answers are pools of eight names; a name ranked first is selected at k = 1
+    bb = frames["bloomberg"]
+    require_columns(bb, ["answer_id", "model", "job", "group", "rank", "oversampled"], "the Bloomberg rankings",
+                    nonempty=True)
+    bb = bb[~bb["oversampled"].astype(bool)].assign(top1=lambda f: (f["rank"] <= 1).astype(float))
+    bb_answers = int(bb.groupby(["model", "job"])["answer_id"].nunique().min())
+    bb_sizes = sorted({s for s in (1, 4, 16, 64, bb_answers // 2) if 1 <= s <= bb_answers // 2})
+    bb_curve = reliability.reliability_curve(bb, sizes=bb_sizes, value="top1", reference=references["bloomberg"],
+                                             system=["model", "job"], pool="answer_id", n_splits=n_splits, seed=seed)
+
+    units = pd.concat([
+        _units_curve(rc_forecast, "re-cinq", "runs per cell"),
+        _units_curve(jd_forecast, "jderbysh", "résumés per cell"),
+        _curve_rows(bb_curve.drop(columns="n_splits"), **{"data set": "Bloomberg", "unit": "answers per cell"}),
+    ], ignore_index=True)
+    audited = {"re-cinq": rc_runs, "jderbysh": jd_resumes, "Bloomberg": bb_answers}
+    needed_rows = [{k: v for k, v in levels[0].items() if k not in ("level", "k", "points")}]
+    for dataset, part in units.groupby("data set", sort=False):
+        last = part.iloc[-1]
+        needed_rows.append(_needed_row(dataset, str(last["unit"]), int(last["size"]), float(last["reliability"]),
+                                       float(last["lo"]), float(last["hi"]), audited[dataset]))
+    needed = pd.DataFrame(needed_rows)
+    unit_names = {"Lippens": "a vacancy", "re-cinq": "a run", "Bloomberg": "an answer", "jderbysh": "a résumé"}
+    planning = planning_table({f"{d} ({unit_names[d]})": r for d, r in
+                               zip(needed["data set"], needed["reliability of one unit"])})
+
+    findings = AuditSizeFindings(
+        lippens_curves=pd.concat(curves, ignore_index=True), lippens_levels=pd.DataFrame(levels),
+        forecast=pd.concat([*forecasts, rc_forecast, jd_forecast], ignore_index=True), units=units, needed=needed,
+        planning=planning,
+        parameters={"lippens_sizes": lippens_sizes, "forecast_sizes": forecast_sizes, "ks": ks, **control})
+    values, phrases = _values_and_phrases(findings, lip, rc_runs, bb_answers, jd_resumes)
+    values.update(recinq_n_models=int(names["model"].nunique()), recinq_n_jobs=int(names["job"].nunique()),
+                  bloomberg_n_cells=int(bb.groupby(["model", "job"]).ngroups),
+                  jderbysh_n_cells=int(jd.groupby(["model", "job"]).ngroups))
+    findings.values.update(values)
+    findings.phrases.update(phrases)
+    return findings
+
+
+def _one(frame: pd.DataFrame, **where: Any) -> pd.Series:
+    mask = np.ones(len(frame), dtype=bool)
+    for key, value in where.items():
+        mask &= (frame[key] == value).to_numpy()
+    if mask.sum() != 1:
+        raise ValueError(f"expected one row where {where}, found {int(mask.sum())}")
+    return frame[mask].iloc[0]
+
+
+def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, bb_answers: int, jd_resumes: int
+                        ) -> tuple[dict[str, Any], dict[str, str]]:
+    v: dict[str, Any] = {}
+    p: dict[str, str] = {}
+    tags = {"job type": "jobtype", "occupation": "occupation", "all vacancies": "pooled"}
+    top = max(f.parameters["forecast_sizes"])
+    v["lippens_n_pools"] = int(lip["vacancy_id"].nunique())
+    v["lippens_n_job_types"] = int(lip["job_type"].nunique())
+    v["lippens_n_occupations"] = int(lip["occupation"].nunique())
+    v["lippens_n_groups"] = int(lip["group"].nunique())
+    v["lippens_n_other_groups"] = int(lip["group"].nunique() - 1)
+    v["lippens_per_job_type"] = LIPPENS_PER_JOB_TYPE
+    v["lippens_curve_max_size"] = int(f.lippens_curves["size"].max())
+    v["lippens_curve_min_size"] = int(f.lippens_curves["size"].min())
+    v["forecast_size"] = int(top)
+    for level, tag in tags.items():
+        for k in f.parameters["ks"]:
+            row = _one(f.lippens_levels, level=level, k=k)
+            v[f"lippens_{tag}_gap_reliability_k{k}"] = float(row["reliability"])
+            v[f"lippens_{tag}_gap_reliability_lo_k{k}"] = float(row["lo"])
+            v[f"lippens_{tag}_gap_reliability_hi_k{k}"] = float(row["hi"])
+            v[f"lippens_{tag}_audited_reliability_k{k}"] = float(row["reliability audited"])
+            v[f"lippens_{tag}_points_k{k}"] = int(row["points"])
+            p[f"lippens_{tag}_word_k{k}"] = reliability_word(float(row["reliability"]))
+            for target, t in ((0.5, "05"), (0.8, "08")):
+                v[f"lippens_{tag}_vacancies_for_{t}_k{k}"] = float(row[f"units for {target}"])
+                p[f"lippens_{tag}_size_{t}_phrase_k{k}"] = size_phrase(
+                    float(row["reliability"]), float(row["size per half"]), target, unit="vacancies per job type",
+                    audited=LIPPENS_PER_JOB_TYPE)
+            curve = f.lippens_curves[(f.lippens_curves["level"] == level) & (f.lippens_curves["k"] == k)]
+            p[f"lippens_{tag}_curve_phrase_k{k}"] = curve_phrase(curve, unit="vacancies per job type",
+                                                                 singular="vacancy per job type")
+            t = f.forecast[(f.forecast["data set"] == "Lippens") & (f.forecast["level"] == level)
+                           & (f.forecast["k"] == k) & (f.forecast["size"] == top)]
+            for name, short in (("rabbi", "rabbi"), ("avg_gap", "delta"), ("jsd", "jsd"), ("emd", "emd"),
+                                ("gap", "gap")):
+                row = _one(t, statistic=name)
+                v[f"lippens_{tag}_heldout_r_{short}_k{k}"] = float(row["heldout_r"])
+                v[f"lippens_{tag}_heldout_lo_{short}_k{k}"] = float(row["ci_lo"])
+                v[f"lippens_{tag}_heldout_hi_{short}_k{k}"] = float(row["ci_hi"])
+                v[f"lippens_{tag}_null_hi_{short}_k{k}"] = float(row["null_hi"])
+            p[f"lippens_{tag}_forecast_rabbi_k{k}"] = forecast_phrase(t, statistic="rabbi")
+            p[f"lippens_{tag}_forecast_delta_k{k}"] = forecast_phrase(t, statistic="avg_gap")
+    # the issue's names for the main numbers
+    v["lippens_vacancies_for_reliability_08_k1"] = v["lippens_jobtype_vacancies_for_08_k1"]
+    v["lippens_vacancies_for_reliability_05_k1"] = v["lippens_jobtype_vacancies_for_05_k1"]
+    for name in ("rabbi", "gap"):
+        part = f.forecast[(f.forecast["data set"] == "Lippens") & (f.forecast["k"] == 1)
+                          & (f.forecast["statistic"] == name)]
+        v[f"lippens_n_levels_above_null_{name}_k1"] = int((part["heldout_r"] > part["null_hi"]).sum())
+        v[f"lippens_n_tests_{name}_k1"] = int(len(part))
+    better = f.forecast[(f.forecast["data set"] == "Lippens") & (f.forecast["statistic"] != "gap")]
+    v["lippens_n_forecast_tests"] = int(len(better))
+    v["lippens_n_better_than_gap"] = int((better["vs_gap_lo"] > 0).sum())
+    v["lippens_n_worse_than_gap"] = int((better["vs_gap_hi"] < 0).sum())
+    p["lippens_comparison_phrase"] = comparison_phrase(v["lippens_n_better_than_gap"], v["lippens_n_worse_than_gap"],
+                                                       v["lippens_n_forecast_tests"])
+    # the other data sets
+    for dataset, tag, audited in (("re-cinq", "recinq", rc_runs), ("Bloomberg", "bloomberg", bb_answers),
+                                  ("jderbysh", "jderbysh", jd_resumes)):
+        row = _one(f.needed, **{"data set": dataset})
+        v[f"{tag}_size_per_half"] = int(row["size per half"])
+        v[f"{tag}_audited"] = int(audited)
+        v[f"{tag}_gap_reliability"] = float(row["reliability"])
+        v[f"{tag}_gap_reliability_lo"] = float(row["lo"])
+        v[f"{tag}_gap_reliability_hi"] = float(row["hi"])
+        v[f"{tag}_audited_reliability"] = float(row["reliability audited"])
+        v[f"{tag}_one_unit_reliability"] = float(row["reliability of one unit"])
+        v[f"{tag}_units_for_08"] = float(row["units for 0.8"])
+        p[f"{tag}_word"] = reliability_word(float(row["reliability"]))
+        p[f"{tag}_size_08_phrase"] = size_phrase(float(row["reliability"]), float(row["size per half"]), 0.8,
+                                                 unit=str(row["unit"]), audited=audited)
+        curve = f.units[f.units["data set"] == dataset]
+        one = {"re-cinq": "run per cell", "Bloomberg": "answer per cell", "jderbysh": "résumé per cell"}[dataset]
+        p[f"{tag}_curve_phrase"] = curve_phrase(curve, unit=str(row["unit"]), singular=one)
+    rc = f.forecast[(f.forecast["data set"] == "re-cinq") & (f.forecast["size"] == f.forecast.loc[
+        f.forecast["data set"] == "re-cinq", "size"].max())]
+    p["recinq_forecast_rabbi"] = forecast_phrase(rc, statistic="rabbi")
+    v["recinq_heldout_r_rabbi"] = float(_one(rc, statistic="rabbi")["heldout_r"])
+    five = f.units[(f.units["data set"] == "re-cinq")]
+    v["recinq_reliability_5_runs"] = (float(reliability.spearman_brown(v["recinq_gap_reliability"],
+                                                                         5 / int(five["size"].max())))
+                                      if 0 <= v["recinq_gap_reliability"] <= 1 else float("nan"))
+    # planning: the design that first reaches 0.8 under each data set's per-unit reliability
+    plan = f.planning
+    for column in plan.columns[4:]:
+        tag = column.split(" ")[0].lower().replace("-", "")
+        reach = plan[plan[column] >= 0.8]
+        p[f"planning_first_08_{tag}"] = (
+            design_words(*(int(reach.iloc[0][c]) for c in ("names per group", "jobs", "runs"))) if len(reach)
+            else f"none of the {len(plan)} designs of the table")
+    return v, p
+
+
+# --------------------------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------------------------
+def figure_curves(findings: AuditSizeFindings) -> Any:
+    """The Lippens reliability curves: the gap's split-half reliability (mean and 95% range over splits) against
+    vacancies per job type in each half, one panel per level, k = 1 and 2 told apart by colour and marker, the
+    Spearman--Brown prediction from the smallest size dashed, and the 0.5 and 0.8 guides. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import label_axes
+
+    curves = findings.lippens_curves
+    require_columns(curves, ["level", "k", "size", "reliability", "lo", "hi", "predicted"], "findings.lippens_curves")
+    levels = list(dict.fromkeys(curves["level"]))
+    fig, axes = plt.subplots(1, len(levels), figsize=(4.0 * len(levels), 3.8), sharey=True, squeeze=False)
+    styles = {1: ("tab:blue", "o"), 2: ("tab:orange", "s"), 3: ("tab:green", "^")}
+    for ax, level in zip(axes[0], levels):
+        for k, part in curves[curves["level"] == level].groupby("k"):
+            colour, marker = styles.get(int(k), ("tab:grey", "D"))
+            ax.errorbar(part["size"], part["reliability"], yerr=[part["reliability"] - part["lo"],
+                                                                 part["hi"] - part["reliability"]],
+                        color=colour, marker=marker, ms=5, capsize=3, label=f"k = {k}, measured")
+            ax.plot(part["size"], part["predicted"], color=colour, ls="--", lw=1.2, label=f"k = {k}, Spearman–Brown")
+        for guide in (0.5, 0.8):
+            ax.axhline(guide, color="0.4", lw=0.8, ls=":")
+        ax.axhline(0, color="0.6", lw=0.6)
+        label_axes(ax, title=level, x="vacancies per job type in each half", y="split-half reliability of ΔDP")
+    axes[0, 0].legend(fontsize=9, loc="upper left")
+    fig.suptitle("How reliable the Lippens selection-rate gap is, by the vacancies it rests on")
+    fig.tight_layout()
+    return fig
+
+
+def figure_forecast(findings: AuditSizeFindings, *, k: int = 1) -> Any:
+    """The forecast test at the largest size and quota ``k``: each statistic's held-out r with its 95% bootstrap
+    interval, beside its permutation null (grey band: 2.5th to 97.5th percentile) and the ceiling √reliability of
+    the gap it is tested against (black tick), one panel per Lippens level. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import label_axes
+
+    fc = findings.forecast
+    require_columns(fc, ["data set", "level", "k", "size", "statistic", "heldout_r", "ci_lo", "ci_hi", "null_lo",
+                         "null_hi", "ceiling"], "findings.forecast")
+    top = max(findings.parameters["forecast_sizes"])
+    part = fc[(fc["data set"] == "Lippens") & (fc["k"] == k) & (fc["size"] == top)]
+    levels = list(dict.fromkeys(part["level"]))
+    order = [s for s in STATISTIC_NAMES if s in set(part["statistic"])]
+    fig, axes = plt.subplots(1, len(levels), figsize=(4.0 * len(levels), 3.8), sharey=True, squeeze=False)
+    for ax, level in zip(axes[0], levels):
+        rows = part[part["level"] == level].set_index("statistic").loc[order]
+        y = np.arange(len(order))
+        for i, (_, row) in enumerate(rows.iterrows()):
+            ax.fill_betweenx([i - 0.35, i + 0.35], row["null_lo"], row["null_hi"], color="0.88", zorder=0)
+            ax.plot([row["ceiling"]] * 2, [i - 0.35, i + 0.35], color="black", lw=1.5)
+        ax.errorbar(rows["heldout_r"], y, xerr=[rows["heldout_r"] - rows["ci_lo"], rows["ci_hi"] - rows["heldout_r"]],
+                    fmt="o", color="tab:blue", capsize=3)
+        ax.axvline(0, color="0.5", lw=0.8)
+        ax.set_yticks(y, [STATISTIC_NAMES[s] for s in order])
+        label_axes(ax, title=level, x="held-out r with the other half's ΔDP", y="")
+    fig.suptitle(f"Forecasting one half's top-{k} gap from the other ({top} vacancies per job type each); "
+                 "grey: permutation null, black: ceiling")
+    fig.tight_layout()
+    return fig
+
+
+def figure_units(findings: AuditSizeFindings) -> Any:
+    """re-cinq, jderbysh and Bloomberg: the gap's measured split-half reliability against units per cell in each half
+    (runs, résumés, answers; log scale), with the Spearman--Brown curve from the smallest size carried to ten times
+    the largest, and the 0.5 and 0.8 guides. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import label_axes
+
+    units = findings.units
+    require_columns(units, ["data set", "unit", "size", "reliability", "lo", "hi"], "findings.units")
+    sets = list(dict.fromkeys(units["data set"]))
+    fig, axes = plt.subplots(1, len(sets), figsize=(4.0 * len(sets), 3.8), sharey=True, squeeze=False)
+    for ax, dataset in zip(axes[0], sets):
+        part = units[units["data set"] == dataset]
+        ax.errorbar(part["size"], part["reliability"], yerr=[part["reliability"] - part["lo"],
+                                                             part["hi"] - part["reliability"]],
+                    fmt="o", color="tab:blue", capsize=3, label="measured")
+        base, first = float(part["reliability"].iloc[0]), float(part["size"].iloc[0])
+        if base > 0:
+            grid = np.geomspace(first, 10 * float(part["size"].max()), 60)
+            ax.plot(grid, reliability.spearman_brown(min(base, 1.0), grid / first), color="tab:blue", ls="--",
+                    label="Spearman–Brown")
+        for guide in (0.5, 0.8):
+            ax.axhline(guide, color="0.4", lw=0.8, ls=":")
+        ax.axhline(0, color="0.6", lw=0.6)
+        ax.set_xscale("log")
+        ax.set_xticks(part["size"].to_numpy(), [str(int(x)) for x in part["size"]])
+        ax.minorticks_off()
+        label_axes(ax, title=dataset, x=f"{part['unit'].iloc[0]} in each half", y="split-half reliability of ΔDP")
+    axes[0, 0].legend(fontsize=9, loc="upper left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,216 @@
+"""allocbias.study.audit_size: the audit-size chapter's findings on small synthetic data sets.
+
+The phrase helpers are checked on hand-made rows; the findings function runs end to end on synthetic frames shaped
+like the four public data sets, once with true group effects that differ between job types (the gaps must come out
+reliable and the sizes needed small) and once without any (the gaps must not)."""
+
+from __future__ import annotations
+
+import doctest
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from allocbias.measures import reliability, selection
+from allocbias.study import AuditSizeFindings, audit_size, audit_size_findings
+
+REFERENCES = {"lippens": "Belgian Male", "recinq": "firstName_james-smith", "jderbysh": "White Male",
+              "bloomberg": "Male White"}
+REQUIRED = ("lippens_vacancies_for_reliability_08_k1", "lippens_pooled_gap_reliability_k1",
+            "lippens_pooled_heldout_r_rabbi_k1", "lippens_pooled_heldout_r_gap_k1")
+
+
+def test_module_doctests():
+    result = doctest.testmod(audit_size, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.attempted >= 10 and result.failed == 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# words
+# ----------------------------------------------------------------------------------------------------------------
+def test_reliability_word_bands():
+    assert [audit_size.reliability_word(r) for r in (0.8, 0.79, 0.5, 0.49, 0.0)] == [
+        "reliable", "moderately reliable", "moderately reliable", "unreliable", "not reliable at all"]
+    with pytest.raises(ValueError, match="finite"):
+        audit_size.reliability_word(float("nan"))
+
+
+def test_size_phrase_quotes_the_size_formula():
+    need = reliability.size_for_reliability(0.2, 15, 0.8)  # 15 * 0.8 * 0.8 / (0.2 * 0.2) = 240
+    assert need == pytest.approx(240)
+    assert audit_size.size_phrase(0.2, 15, 0.8, unit="vacancies", audited=30) == (
+        "about 240 vacancies, 8 times the 30 audited")
+    assert audit_size.size_phrase(0.2, 15, 0.8, unit="vacancies") == "about 240 vacancies"
+    assert audit_size.size_phrase(0.6, 15, 0.8, unit="runs", audited=40) == "about 40 runs, about the 40 audited"
+    assert audit_size.size_phrase(0.0, 15, 0.8, unit="runs").startswith("no number of runs")
+
+
+def test_curve_phrase_reads_where_the_prediction_falls():
+    curve = pd.DataFrame({"size": [1, 8], "reliability": [0.1, 0.3], "lo": [0.0, 0.2], "hi": [0.2, 0.4],
+                          "predicted": [0.1, 0.47]})
+    assert " lies above the range measured at 8 (0.20 to 0.40)" in audit_size.curve_phrase(curve, unit="runs")
+    assert " lies below " in audit_size.curve_phrase(curve.assign(predicted=[0.1, 0.1]), unit="runs")
+    assert audit_size.curve_phrase(curve.assign(predicted=np.nan), unit="runs").startswith("no Spearman–Brown")
+
+
+def test_forecast_phrase_and_comparison_phrase():
+    t = pd.DataFrame({"statistic": ["gap", "rabbi"], "heldout_r": [0.2, 0.1], "ci_lo": [0.1, 0.0],
+                      "ci_hi": [0.3, 0.2], "null_mean": [0.0, 0.0], "null_hi": [0.15, 0.15], "vs_gap": [0.0, -0.1],
+                      "vs_gap_lo": [np.nan, -0.2], "vs_gap_hi": [np.nan, -0.01]})
+    text = audit_size.forecast_phrase(t)
+    assert "within its permutation null" in text and text.endswith("worse than the gap itself (difference −0.10, "
+                                                                   "−0.20 to −0.01)")
+    with pytest.raises(ValueError, match="exactly one row of statistic 'emd'"):
+        audit_size.forecast_phrase(t, statistic="emd")
+    assert audit_size.comparison_phrase(0, 2, 4).startswith("in 0 of the 4 comparisons")
+    with pytest.raises(ValueError):
+        audit_size.comparison_phrase(3, 2, 4)
+
+
+def test_planning_table_is_spearman_brown_of_the_units():
+    plan = audit_size.planning_table({"a": 0.05, "b": float("nan")}, [(2, 3, 4)])
+    assert plan["units"].tolist() == [24]
+    assert plan["a"].iloc[0] == pytest.approx(24 * 0.05 / (1 + 23 * 0.05))
+    assert np.isnan(plan["b"].iloc[0])
+    with pytest.raises(ValueError, match="positive integers"):
+        audit_size.planning_table({"a": 0.1}, [(0, 1, 1)])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# synthetic data sets
+# ----------------------------------------------------------------------------------------------------------------
+def frames(tau: float, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Four small data sets; ``tau`` is the spread of the true group effects (0: no group differs)."""
+    rng = np.random.default_rng(seed)
+    groups = [(o, s) for o in ("Belgian", "Turkish", "Polish") for s in ("Male", "Female")]
+    effect = rng.normal(0, tau, (6, len(groups))) * 25
+    effect[:, 0] = 0.0
+    rows = []
+    for t, v in itertools.product(range(6), range(8)):
+        base = rng.normal(60, 10)
+        for i, (o, s) in enumerate(groups):
+            rows.append({"vacancy_id": f"v{t}-{v}", "job_type": f"type {t}", "occupation": f"occ {t // 2}",
+                         "group": f"{o} {s}", "score": float(np.round(base + effect[t, i] + rng.normal(0, 8))),
+                         "valid": True})
+    lippens = pd.DataFrame(rows)
+    lippens.loc[5, ["score", "valid"]] = [np.nan, False]  # a flagged answer, never used
+
+    names = ["firstName_james-smith", "firstName_wei-chen", "firstName_aisha-okonkwo", "firstName_sarah-smith"]
+    shift = rng.normal(0, tau, (4, 3, len(names))) * 3
+    rows = [{"model": f"m{m}", "job": f"j{j}", "variant": n, "axis": "firstName", "run": r,
+             "score": float(np.clip(np.round(6 + shift[m, j, i] + rng.normal(0, 1)), 1, 10)), "valid": True}
+            for m, j, r in itertools.product(range(4), range(3), range(1, 6)) for i, n in enumerate(names)]
+    recinq = pd.DataFrame(rows)
+
+    jd_groups = ["White Male", "White Female", "Black Male", "Black Female"]
+    jd_shift = rng.normal(0, tau, (2, 3, 4)) * 3
+    rows = [{"model": f"m{m}", "job": f"j{j}", "resume": f"r{r}", "group": g,
+             "score": float(np.round(20 + jd_shift[m, j, i] + rng.normal(0, 1.5))), "valid": True}
+            for m, j, r in itertools.product(range(2), range(3), range(4)) for i, g in enumerate(jd_groups)
+            for _ in range(2)]
+    jderbysh = pd.DataFrame(rows)
+
+    bb_groups = ["Male White", "Female White", "Male Black", "Female Black"]
+    pull = rng.normal(0, tau, (2, 2, 4)) * 2
+    rows = []
+    for m, j, a in itertools.product(range(2), range(2), range(40)):
+        noise = pull[m, j] + rng.gumbel(size=4)
+        ranks = (-noise).argsort().argsort() + 1
+        rows += [{"answer_id": f"m{m}/j{j}/{a}", "model": f"m{m}", "job": f"j{j}", "group": g, "rank": float(ranks[i]),
+                  "oversampled": False} for i, g in enumerate(bb_groups)]
+    bloomberg = pd.DataFrame(rows)
+    return {"lippens": lippens, "recinq": recinq, "jderbysh": jderbysh, "bloomberg": bloomberg}
+
+
+KW = dict(lippens_sizes=[1, 2, 4], forecast_sizes=[2, 4], n_splits=12, n_boot=30, n_perm=10, seed=0,
+          references=REFERENCES)
+
+
+@pytest.fixture(scope="module")
+def strong():
+    return audit_size_findings(frames=frames(tau=1.0), **KW)
+
+
+@pytest.fixture(scope="module")
+def none():
+    return audit_size_findings(frames=frames(tau=0.0, seed=1), **KW)
+
+
+def test_findings_shape(strong):
+    assert isinstance(strong, AuditSizeFindings)
+    glued = strong.glue_values()
+    for key in REQUIRED:
+        assert isinstance(glued[key], float), key
+    assert set(strong.lippens_curves["level"]) == set(audit_size.LEVELS)
+    assert strong.lippens_curves["size"].tolist()[:3] == [1, 2, 4]
+    assert set(strong.forecast["data set"]) == {"Lippens", "re-cinq", "jderbysh"}
+    assert set(strong.forecast["statistic"]) == {*audit_size.METRICS, "gap"}
+    assert strong.needed["data set"].tolist() == ["Lippens", "re-cinq", "jderbysh", "Bloomberg"]
+    assert strong.values["lippens_n_pools"] == 48 and strong.values["lippens_n_other_groups"] == 5
+    for value in glued.values():
+        assert type(value) in (int, float, str)
+
+
+def test_planted_effects_are_reliable_and_found(strong):
+    v = strong.values
+    assert v["lippens_jobtype_gap_reliability_k1"] > 0.5
+    assert v["lippens_vacancies_for_reliability_08_k1"] < 30
+    assert v["recinq_gap_reliability"] > 0.5 and v["bloomberg_gap_reliability"] > 0.5
+    assert strong.phrases["lippens_jobtype_word_k1"] in ("reliable", "moderately reliable")
+    rabbi = strong.forecast[(strong.forecast["statistic"] == "rabbi") & (strong.forecast["level"] == "job type")]
+    assert (rabbi["heldout_r"] > rabbi["null_hi"]).all()
+
+
+def test_no_effect_gives_no_reliability(none):
+    v = none.values
+    assert abs(v["lippens_jobtype_gap_reliability_k1"]) < 0.2
+    assert none.phrases["lippens_jobtype_word_k1"] in ("unreliable", "not reliable at all")
+    assert abs(v["recinq_gap_reliability"]) < 0.3
+
+
+def test_numbers_agree_with_direct_calls(strong):
+    v = strong.values
+    # the pooled gap's reliability (the curve at the largest size) and its held-out r (the forecast test at the same
+    # size) use the same seed and splits: one number
+    assert v["lippens_pooled_gap_reliability_k1"] == pytest.approx(v["lippens_pooled_heldout_r_gap_k1"], abs=1e-12)
+    # the job-type reliability from independently computed selection probabilities
+    lip = frames(tau=1.0)["lippens"].query("valid").reset_index(drop=True)
+    codes = lip.groupby("vacancy_id").ngroup().to_numpy()
+    lip["p"] = selection.pool_selection_probabilities(codes, lip["score"].to_numpy(float), [1])[0]
+    direct = reliability.split_half_reliability(lip, value="p", reference="Belgian Male", system="job_type",
+                                                pool="vacancy_id", size=4, n_splits=12, seed=0)
+    assert v["lippens_jobtype_gap_reliability_k1"] == pytest.approx(direct.reliability, abs=1e-12)
+    rel = v["lippens_jobtype_gap_reliability_k1"]
+    assert v["lippens_vacancies_for_reliability_08_k1"] == pytest.approx(4 * 0.8 * (1 - rel) / (rel * 0.2))
+    assert v["lippens_jobtype_audited_reliability_k1"] == pytest.approx(reliability.spearman_brown(rel, 30 / 4))
+
+
+def test_seed_reproduces(strong):
+    again = audit_size_findings(frames=frames(tau=1.0), **KW)
+    assert again.glue_values() == strong.glue_values()
+    pd.testing.assert_frame_equal(again.forecast, strong.forecast)
+
+
+def test_figures_draw(strong):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for draw in (audit_size.figure_curves, audit_size.figure_forecast, audit_size.figure_units):
+        fig = draw(strong)
+        assert fig.axes and all(ax.get_title() for ax in fig.axes)
+        plt.close(fig)
+    view = audit_size.forecast_view(strong)
+    assert view.columns[0] == "data set" and (view["per half"] > 0).all()
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(ValueError, match="frames lacks the data set"):
+        audit_size_findings(frames={"lippens": frames(1.0)["lippens"]}, **{k: v for k, v in KW.items()})
+    with pytest.raises(ValueError, match="ks must include 1"):
+        audit_size_findings(frames=frames(1.0), ks=[2], **KW)
+    with pytest.raises(ValueError, match="size=5 needs at least 10 pools"):
+        audit_size_findings(frames=frames(1.0), **{**KW, "lippens_sizes": [5]})
