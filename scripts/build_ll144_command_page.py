@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "ll144_command.md"
 PUBLISHED_AUDIT = "bloomberg_plum_resolution_economics_2023_audit_1"
 COMMANDS = {
-    "example": "allocbias ll144 data/ll144_example/applicants.csv --out build/ll144-example",
-    "scores": "allocbias ll144 data/ll144_example/scores.csv --out build/ll144-scores",
+    "example": "allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-example",
+    "scores": "allocbias ll144 lib/allocbias/resources/ll144_example/scores.csv --out build/ll144-scores",
     "published": "allocbias ll144 build/bloomberg_counts.csv --unknown Missing/Unknown --out build/ll144-bloomberg",
 }
 PUBLISHED_SNIPPET = f'''from allocbias import data

@@ -1043,7 +1043,9 @@ def figure_comparison(place: pd.DataFrame, k: int) -> Any:
 # the report
 # ----------------------------------------------------------------------------------------------------------------
 def _report_source() -> Path:
-    return Path(__file__).with_name("resources") / "audit_report.ipynb"
+    from .audited.locations import shipped
+
+    return shipped("audit_report.ipynb")
 
 
 def report_notebook(out: str | Path, *, timeout: int | None = 1800) -> Path:
