@@ -29,6 +29,7 @@ import pandas as pd
 
 from allocbias import cli, data
 from allocbias.audited import datasets
+from allocbias.audited.locations import resources_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "ll144_command.md"
@@ -74,6 +75,8 @@ def render_blocks() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "data").symlink_to(data.data_dir(), target_is_directory=True)
+        (work / "lib" / "allocbias").mkdir(parents=True)  # the example files ship with the package
+        (work / "lib" / "allocbias" / "resources").symlink_to(resources_dir(), target_is_directory=True)
         (work / "build").mkdir()
         os.chdir(work)
         try:
