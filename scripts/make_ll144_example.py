@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Write the synthetic example files of ``allocbias ll144`` (``data/ll144_example/``), seeded, and record their digests.
+"""Write the synthetic example files of ``allocbias ll144`` (``lib/allocbias/resources/ll144_example/``, shipped with
+the package), seeded, and record their digests.
 
 Two made-up hiring tools, 1,200 applicants each, one row per applicant:
 
@@ -29,7 +30,7 @@ import pandas as pd
 from allocbias.audited import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDER = ROOT / "data" / "ll144_example"
+FOLDER = ROOT / "lib" / "allocbias" / "resources" / "ll144_example"
 N = 1200
 SEED = 144
 RACES = {"White": 0.38, "Black or African American": 0.2, "Hispanic or Latino": 0.2, "Asian": 0.14,

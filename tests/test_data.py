@@ -105,7 +105,7 @@ def test_quality_criteria_bands(jobs):
 
 
 def test_readme_table_matches_yaml(jobs):
-    readme = (D.data_dir() / "jobs" / "README.md").read_text(encoding="utf-8")
+    readme = D.card_path("jobs/README.md").read_text(encoding="utf-8")
     for r in D.resume_table(jobs).itertuples():
         row = (f"| {r.job} | {r.resume_id} | {r.quality} | {r.relevant_years} | {r.seniority} | "
                f"{r.education_fit} | {r.key_skills}/{r.key_skills_total} |")

@@ -209,7 +209,7 @@ def test_every_study_card_has_a_lead_and_limits(card_name):
 
 
 def _headings(card_name: str) -> list[str]:
-    text = (D.data_dir() / card_name).read_text(encoding="utf-8")
+    text = D.card_path(card_name).read_text(encoding="utf-8")
     return re.findall(r"^#+\s+(.*?)\s*$", text, flags=re.M)
 
 

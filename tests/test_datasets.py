@@ -8,6 +8,7 @@ import pytest
 
 from allocbias import data as D
 from allocbias.audited import datasets
+from allocbias.audited.locations import resources_dir
 from allocbias import rankings
 
 
@@ -89,7 +90,24 @@ def test_record_rewrites_the_section_in_place(tmp_path):
 
 def test_command_line_check(data_copy, capsys):
     assert datasets.main(["check", str(data_copy)]) == 0
-    (data_copy / "names.csv").write_bytes(b"kind,name\n")
+    (data_copy / "bloomberg" / "rankings.csv").write_bytes(b"kind,name\n")
     assert datasets.main(["check", str(data_copy)]) == 1
     err = capsys.readouterr().err
-    assert "names.csv" in err and "does not match" in err
+    assert "rankings.csv" in err and "does not match" in err
+
+
+def test_the_tables_shipped_with_the_package_are_checked_too(tmp_path, capsys):
+    """names, jobs and the ll144 examples live in allocbias/resources (they ship in the wheel) and keep their digests."""
+    shipped = {p.relative_to(resources_dir()).as_posix() for p in datasets.committed_tables()
+               if resources_dir() in p.parents}
+    assert {"names.csv", "jobs/retail.yaml", "ll144_example/applicants.csv", "ll144_example/scores.csv"} <= shipped
+    copy = tmp_path / "resources"
+    shutil.copytree(resources_dir(), copy)
+    assert datasets.main(["check", str(copy)]) == 0
+    (copy / "names.csv").write_bytes(b"kind,name\n")
+    (copy / "jobs" / "retail.yaml").write_bytes(b"key: retail\n")
+    assert datasets.main(["check", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "names.csv" in err and "retail.yaml" in err and "does not match" in err
+    with pytest.raises(datasets.DigestError, match="names.csv"):
+        D.load_names(copy / "names.csv")

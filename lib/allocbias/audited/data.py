@@ -2,10 +2,10 @@
 
 Everything the study shows a model comes from here, as tidy tables:
 
-* :func:`load_names`: ``data/names.csv``, 100 first names per (gender, race) group and 100 surnames per race
-  (built by ``scripts/build_names.py``; see ``data/names.md``).
-* :func:`load_jobs`: the four job ads and their six resumes each (``data/jobs/*.yaml``, written for this
-  project; see ``data/jobs/README.md``), as frozen dataclasses; :func:`render_resume` turns a resume and a
+* :func:`load_names`: ``names.csv``, 100 first names per (gender, race) group and 100 surnames per race
+  (built by ``scripts/build_names.py``; see its card ``names.md``).
+* :func:`load_jobs`: the four job ads and their six resumes each (``jobs/*.yaml``, written for this
+  project; see ``jobs/README.md``), as frozen dataclasses; :func:`render_resume` turns a resume and a
   name into the text a model reads, through one template whose only variable part is the name.
 * :func:`candidate_table`: the candidates of the resume-screening task, one row per (job, resume, name).
 * :func:`hiring_bloomberg_names`: full names per race and gender for the 8-CV HiringBloomberg items
@@ -14,12 +14,13 @@ Everything the study shows a model comes from here, as tidy tables:
   user points at (nothing of ICNALE is shipped); :func:`load_demo_essays`: a small **demo** set written for
   this project so the essay path runs end to end (results on it say nothing about real writers).
 
-Data files are found under :func:`data_dir` (``$ALLOCBIAS_DATA`` or the repository's ``data/``).
+The names, the jobs and their cards ship inside the package (:func:`~allocbias.audited.locations.shipped`:
+``allocbias/resources/``), so the installed commands find them; the book's own data sets (ELLIPSE, the demo essays)
+are found under :func:`data_dir` (``$ALLOCBIAS_DATA`` or the repository's ``data/``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ import yaml
 
 from .. import checks
 from . import datasets
+from .locations import data_dir, repo_root, resources_dir, shipped
 
 __all__ = [
     "group_slug",
@@ -90,7 +92,7 @@ def group_slug(group: str) -> str:
     'female_black'
     """
     return group.lower().replace(" ", "_")
-#: Job keys (file names in ``data/jobs/``).
+#: Job keys (file names in the shipped ``jobs/`` folder).
 JOBS: tuple[str, ...] = ("software_engineer", "hr_specialist", "financial_analyst", "retail")
 #: Resume qualities; "qualified" means "high".
 QUALITIES: tuple[str, ...] = ("high", "medium", "low")
@@ -129,37 +131,6 @@ DEMO_REFERENCE_GROUP = "L1 (demo)"
 _ICNALE_ID = re.compile(r"^W_(?P<group>[A-Z]{3})_(?P<topic>[A-Z]{3})\d*_")
 
 
-def data_dir() -> Path:
-    """Folder of the study's data files.
-
-    ``$ALLOCBIAS_DATA`` if set, else ``<repository>/data`` (this file is ``<repository>/lib/allocbias/audited/data.py``;
-    the package is installed editable, so the repository is three levels up).
-
-    >>> (data_dir() / "names.csv").is_file()
-    True
-    """
-    env = os.environ.get("ALLOCBIAS_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[3] / "data"
-    if not path.is_dir():
-        source = "ALLOCBIAS_DATA" if env else "the repository's data/ folder"
-        raise ValueError(f"data folder not found: {path} (from {source})")
-    return path
-
-
-def repo_root() -> Path:
-    """The repository root: ``$ALLOCBIAS_ROOT`` if set, else the folder holding ``_toc.yml`` above this file."""
-    env = os.environ.get("ALLOCBIAS_ROOT")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "_toc.yml").exists() and (parent / "lib" / "allocbias").exists():
-            return parent
-    raise FileNotFoundError(
-        f"cannot find the allocbias repository root above {here}; set ALLOCBIAS_ROOT to the folder with _toc.yml"
-    )
-
-
 # ----------------------------------------------------------------------------------------------
 # Names
 # ----------------------------------------------------------------------------------------------
@@ -168,18 +139,18 @@ _NAME_COLUMNS = ("kind", "name", "gender", "race", "group", "rank")
 
 
 def load_names(path: str | Path | None = None) -> pd.DataFrame:
-    """Read the names table (default ``data/names.csv``); one row per name.
+    """Read the names table (default: the shipped ``names.csv``); one row per name.
 
     Columns: kind (``first``/``last``), name, gender and group (first names; missing for surnames), race,
     rank (commonness within group or race), the rule's source shares and the cross-check columns (see
-    ``data/names.md``).
+    the names card ``names.md``).
 
     >>> names = load_names()
     >>> names.groupby("kind").size().to_dict()
     {'first': 800, 'last': 400}
     """
     required = path is None  # a path the caller names is their own table
-    path = Path(path) if path is not None else data_dir() / "names.csv"
+    path = Path(path) if path is not None else shipped("names.csv")
     if not path.is_file():
         raise ValueError(f"names file not found: {path}")
     table = datasets.read_csv(path, required=required, keep_default_na=False, na_values=[""],
@@ -247,7 +218,7 @@ class Resume:
     """A resume without a name: structured sections plus the stated quality criteria.
 
     ``relevant_years``, ``seniority``, ``education_fit`` and ``key_skills`` (keys of the job's key skills)
-    are the criteria that set ``quality`` (table in ``data/jobs/README.md``); :func:`validate_job` checks
+    are the criteria that set ``quality`` (table in ``jobs/README.md``); :func:`validate_job` checks
     them against the sections.
     """
 
@@ -421,7 +392,7 @@ def load_job(path: str | Path, required: bool = False) -> Job:
 
 
 def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = None) -> dict[str, Job]:
-    """The jobs by key, in :data:`JOBS` order (default all four), from ``data/jobs/<key>.yaml``.
+    """The jobs by key, in :data:`JOBS` order (default all four), from the shipped ``jobs/<key>.yaml``.
 
     >>> jobs = load_jobs(["retail"])
     >>> [r.quality for r in jobs["retail"].resumes]
@@ -429,7 +400,7 @@ def load_jobs(jobs: Iterable[str] | None = None, folder: str | Path | None = Non
     """
     keys = _check_jobs(jobs)
     required = folder is None  # a folder the caller names holds their own jobs
-    folder = Path(folder) if folder is not None else data_dir() / "jobs"
+    folder = Path(folder) if folder is not None else shipped("jobs")
     out = {}
     for key in keys:
         job = load_job(folder / f"{key}.yaml", required)
@@ -507,7 +478,7 @@ def render_resume(resume: Resume, full_name: str) -> str:
 
 
 def resume_table(jobs: Mapping[str, Job] | None = None) -> pd.DataFrame:
-    """One row per resume with its quality criteria (the table of ``data/jobs/README.md``).
+    """One row per resume with its quality criteria (the table of ``jobs/README.md``).
 
     Columns: job, resume_id, quality, qualified, relevant_years, seniority, education_fit, key_skills
     (number covered), key_skills_total.
@@ -862,7 +833,7 @@ def load_demo_essays(topics: Iterable[str] | None = None, groups: Iterable[str] 
 # Summaries of the names table and the data cards
 # ----------------------------------------------------------------------------------------------
 
-__all__ += ["card_bullets", "card_section", "names_summary"]
+__all__ += ["card_bullets", "card_path", "card_section", "names_summary"]
 
 _SUMMARY_COLUMNS = ("kind", "name", "group", "race", "race_share", "sex_share", "ssa_births", "frequency")
 
@@ -932,11 +903,24 @@ def names_summary(names: pd.DataFrame | None = None) -> pd.DataFrame:
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
+def card_path(card: str | Path) -> Path:
+    """The file of a data card: an absolute path as it is; a relative one names a card shipped with the package
+    (``"names.md"``, ``"jobs/README.md"``) if there is one, else a card under :func:`data_dir`
+    (``"essays_demo/README.md"``).
+
+    >>> card_path("jobs/README.md").parent.name, card_path("essays_demo/README.md").parent.name
+    ('jobs', 'essays_demo')
+    """
+    path = Path(card)
+    if path.is_absolute():
+        return path
+    own = resources_dir() / path
+    return own if own.is_file() else data_dir() / path
+
+
 def _card_lines(card: str | Path) -> tuple[Path, list[str], list[tuple[int, int, str]]]:
     """The card's lines and its headings (line index, level, text), skipping fenced code blocks."""
-    path = Path(card)
-    if not path.is_absolute():
-        path = data_dir() / path
+    path = card_path(card)
     if not path.is_file():
         raise ValueError(f"data card not found: {path}")
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -954,7 +938,7 @@ def _card_lines(card: str | Path) -> tuple[Path, list[str], list[tuple[int, int,
 def card_section(card: str | Path, heading: str | None = None) -> str:
     """The text of one section of a data card (Markdown), without its heading line.
 
-    ``card`` is a path relative to :func:`data_dir` (``"names.md"``, ``"jobs/README.md"``) or absolute.
+    ``card`` is a card's name (``"names.md"``, ``"jobs/README.md"``: see :func:`card_path`) or an absolute path.
     ``heading`` is a heading's text without the ``#`` marks (``"Cross-check"``); the section runs to the
     next heading of the same or a higher level (``#`` count <= its own), so it includes its subsections.
     ``heading=None`` gives the card's lead: the text between the title and the first other heading.

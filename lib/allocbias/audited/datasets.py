@@ -2,8 +2,9 @@
 one recorded in its data card before anything reads it.
 
 Every table committed under ``data/`` (outside ``data/scores/``, whose score tables carry their own digests in
-``provenance.json``) has a data card: ``<stem>.md`` beside it (``names.csv`` → ``names.md``) or else the folder's
-``README.md``. The card ends with a section ``## Digests``: a Markdown table with one row per file,
+``provenance.json``) or shipped with the package in ``lib/allocbias/resources/`` has a data card: ``<stem>.md`` beside
+it (``names.csv`` → ``names.md``) or else the folder's ``README.md``. The card ends with a section ``## Digests``: a
+Markdown table with one row per file,
 
     | file | sha256 | bytes |
     | --- | --- | --- |
@@ -14,8 +15,8 @@ Every table committed under ``data/`` (outside ``data/scores/``, whose score tab
 :class:`DigestError` naming the file, both digests and how to restore it. A regeneration script calls
 :func:`record` after it writes a table, so the card always describes the committed bytes.
 
->>> from allocbias.data import data_dir
->>> path = data_dir() / "names.csv"
+>>> from allocbias.audited.locations import shipped
+>>> path = shipped("names.csv")
 >>> read_bytes(path)[:10]
 b'kind,name,'
 """
@@ -28,6 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .locations import data_dir, has_data_dir, resources_dir
+
 
 __all__ = ["DigestError", "card_for", "recorded_digests", "sha256_bytes", "file_sha256", "read_bytes", "read_csv", "verify",
            "record", "write_or_check", "source_files", "digest_section", "committed_tables", "check_all"]
@@ -36,12 +39,6 @@ DIGEST_HEADING = "Digests"
 _ROW = re.compile(r"^\|\s*`?(?P<file>[^`|]+?)`?\s*\|\s*`?(?P<sha>[0-9a-f]{64})`?\s*\|\s*(?P<bytes>\d+)\s*\|\s*$")
 #: File endings of committed data tables (data cards themselves are Markdown and are not tables).
 TABLE_SUFFIXES = (".csv", ".parquet", ".tsv", ".json", ".yaml")
-
-
-def _data_dir() -> Path:
-    from .data import data_dir  # imported here: allocbias.data reads its tables through this module
-
-    return data_dir()
 
 
 class DigestError(ValueError):
@@ -77,8 +74,8 @@ def file_sha256(path: str | Path) -> str:
 def card_for(path: str | Path) -> Path:
     """The data card of a data file: ``<stem>.md`` beside it if present, else ``README.md`` in its folder.
 
-    >>> from allocbias.data import data_dir
-    >>> card_for(data_dir() / "names.csv").name, card_for(data_dir() / "bloomberg" / "rankings.csv").name
+    >>> from allocbias.audited.locations import data_dir, shipped
+    >>> card_for(shipped("names.csv")).name, card_for(data_dir() / "bloomberg" / "rankings.csv").name
     ('names.md', 'README.md')
     """
     path = Path(path)
@@ -131,8 +128,8 @@ def read_bytes(path: str | Path, required: bool = True) -> bytes:
 def verify(path: str | Path, data: bytes | None = None) -> str:
     """Check ``path`` (or the given bytes read from it) against its card; return the digest.
 
-    >>> from allocbias.data import data_dir
-    >>> len(verify(data_dir() / "names.csv"))
+    >>> from allocbias.audited.locations import shipped
+    >>> len(verify(shipped("names.csv")))
     64
     """
     path = Path(path)
@@ -155,8 +152,8 @@ def read_csv(path: str | Path, required: bool = True, **kwargs) -> pd.DataFrame:
     """:func:`pandas.read_csv` of a committed table whose bytes were first checked by :func:`read_bytes`
     (``required`` as there).
 
-    >>> from allocbias.data import data_dir
-    >>> read_csv(data_dir() / "names.csv").columns[:2].tolist()
+    >>> from allocbias.audited.locations import shipped
+    >>> read_csv(shipped("names.csv")).columns[:2].tolist()
     ['kind', 'name']
     """
     return pd.read_csv(io.BytesIO(read_bytes(path, required)), **kwargs)
@@ -275,8 +272,17 @@ def source_files(source: str | Path, commit: str, prefix: str,
 
 
 def committed_tables(root: str | Path | None = None) -> list[Path]:
-    """Every data table under ``root`` (default :func:`~allocbias.data.data_dir`) outside ``scores/``."""
-    root = Path(root) if root is not None else _data_dir()
+    """Every data table under ``root`` outside ``scores/``; by default those shipped with the package
+    (:func:`~allocbias.audited.locations.resources_dir`: names, jobs, the ``allocbias ll144`` examples) and, in a
+    checkout, those of the book's :func:`~allocbias.audited.locations.data_dir`.
+
+    >>> sorted(p.name for p in committed_tables() if p.parent.name == "ll144_example")
+    ['applicants.csv', 'scores.csv']
+    """
+    if root is None:
+        roots = [resources_dir(), *([data_dir()] if has_data_dir() else [])]
+        return [p for r in roots for p in committed_tables(r)]
+    root = Path(root)
     return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in TABLE_SUFFIXES
                   and "scores" not in p.relative_to(root).parts[:1])
 

