@@ -43,7 +43,7 @@ def test_doctests_hold() -> None:
     import allocbias.measures.ll144 as package
 
     attempted = 0
-    for name in ("regression", "tables", "intervals", "audit"):
+    for name in ("regression", "tables", "intervals", "power", "audit"):
         result = doctest.testmod(getattr(package, name))
         assert result.failed == 0, name
         assert result.attempted > 0, f"{name} has no example"

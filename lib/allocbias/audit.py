@@ -708,7 +708,9 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     One row per ``table`` (``sex``, ``race/ethnicity``, ``intersectional``) and ``group``: ``applicants``,
     ``scored_above_median``, the ``scoring_rate`` (share scored above the median of all candidates) with its Wilson
     interval ``rate_low``/``rate_high``, the ``impact_ratio`` (its ratio to the highest group's rate, ``DI_median``)
-    with its interval, the ``four_fifths_flag`` (impact ratio below 0.8: a screening rule, never a verdict), the
+    with its interval, the ``four_fifths_flag`` (impact ratio below 0.8: a screening rule, never a verdict), how
+    far that flag can be trusted at these counts (``false_flag_rate``, ``detectable_ratio``, ``p_value``: Fisher's
+    exact test, one-sided; :mod:`allocbias.measures.ll144.power`), the
     distribution-wide ``auc_di`` and ``p_fair`` of the DI curve (flat prior), ``excluded`` (the 2% rule) and
     ``interval_warning``. The intervals treat each audited prompt as one applicant. A table without the ``sex`` and
     ``race`` columns gets one table (``table == "group"``) of its ``group`` column.
@@ -737,8 +739,9 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
         "scored_above_median": table["selected"].astype(int), "scoring_rate": table["rate"],
         "rate_low": table["rate_low"], "rate_high": table["rate_high"], "impact_ratio": table["impact_ratio"],
         "impact_ratio_low": table["impact_ratio_low"], "impact_ratio_high": table["impact_ratio_high"],
-        "four_fifths_flag": table["four_fifths"].astype(bool), "excluded": table["excluded"].astype(bool),
-        "interval_warning": table["interval_warning"],
+        "four_fifths_flag": table["four_fifths"].astype(bool), "false_flag_rate": table["false_flag_rate"],
+        "detectable_ratio": table["detectable_ratio"], "p_value": table["p_value"],
+        "excluded": table["excluded"].astype(bool), "interval_warning": table["interval_warning"],
     })
     if reg is not None:
         keyed = reg.set_index(["category_label", "group"])[["auc_di", "p_fair"]]

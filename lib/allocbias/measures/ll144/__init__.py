@@ -11,6 +11,8 @@ ll144; ll144.di_curve(...)``), as before the split:
                    simulated allocations and scoring tools, published tables checked against their counts
 ``intervals``      Wilson intervals of rates, simulated intervals of impact ratios, bootstrap intervals of the
                    regression alternatives
+``power``          the four-fifths rule's error rates at given counts (false-flag rate, detectable ratio) and the
+                   significance tests beside it (Fisher's exact, the two-proportion z-test)
 ``audit``          :func:`bias_audit`: one employer's audit from applicant rows or counts, in named steps
 =================  ===========================================================================================
 
@@ -21,14 +23,15 @@ book's page *Definitions and notation*.
 from __future__ import annotations
 
 from ..._renamed import renamed
-from . import audit, intervals, regression, tables
+from . import audit, intervals, power, regression, tables
 from .audit import *  # noqa: F401,F403
 from .intervals import *  # noqa: F401,F403
+from .power import *  # noqa: F401,F403
 from .regression import *  # noqa: F401,F403
 from .regression import _ks_all, _prepare  # noqa: F401  (kernels the tests and benchmarks check directly)
 from .tables import *  # noqa: F401,F403
 
-__all__ = [*regression.__all__, *tables.__all__, *intervals.__all__, *audit.__all__]
+__all__ = [*regression.__all__, *tables.__all__, *intervals.__all__, *power.__all__, *audit.__all__]
 
 #: Old names (deprecated aliases): ``ll144.impact_ratios`` collided with ``rankings.impact_ratios`` and
 #: ``ll144.summary`` with ``genderbench.summary``, which compute other things.

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .power import four_fifths_characteristics
 from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX_N, _regression_intervals,
                         rate_intervals, ratio_intervals)
 from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
@@ -36,7 +37,9 @@ class BiasAudit:
     shape : ``"applicants"`` (one row per applicant) or ``"counts"`` (one row per category).
     table : one row per category (``sex``, ``race/ethnicity``, their intersection) and group: the columns of
         :func:`missing_data_bounds` plus ``rate_low``, ``rate_high`` (Wilson), ``impact_ratio_low``,
-        ``impact_ratio_high`` (:func:`ratio_intervals`) and ``interval_warning``. Rates and ratios are fractions.
+        ``impact_ratio_high`` (:func:`ratio_intervals`), ``interval_warning``, and for each compared group
+        ``false_flag_rate``, ``detectable_ratio`` and ``p_value`` (Fisher's exact, one-sided) at its counts
+        (:mod:`~allocbias.measures.ll144.power`). Rates and ratios are fractions.
     unknown : per category, the applicants of unknown category (``n_unknown``) and their share of all applicants.
     excluded : the groups left out of the comparison (the 2% rule, or no applicants), with ``reason``.
     regression : scoring tools: per category and group, ``n``, ``mean``, ``ratio_of_means`` (:func:`di_avg`),
@@ -174,6 +177,7 @@ def bias_audit(
     table.insert(0, "table", table["category"].map(names))
     if intervals:
         table = _with_intervals(table, confidence, draws, seed, warnings)
+    table = _with_four_fifths_characteristics(table, b, warnings)
     unknown_frame, excluded, n_all = _unknown_and_excluded(table, names, counts)
     regression, curves = None, {}
     if scores_frame is not None:
@@ -310,6 +314,39 @@ def _with_intervals(table: pd.DataFrame, confidence: float, draws: int, seed: in
     for name, part in table[small].groupby("table", sort=False):
         warnings.append(f"{name}: fewer than {INTERVAL_MIN_COUNT} selected or not selected in "
                         f"{', '.join(map(str, part['group']))}: their intervals are rough")
+    return table
+
+
+def _with_four_fifths_characteristics(table: pd.DataFrame, bound: float, warnings: list[str]) -> pd.DataFrame:
+    """How far each compared group's flag can be trusted at its counts (:mod:`~allocbias.measures.ll144.power`):
+    ``false_flag_rate`` (a fair process flagged), ``detectable_ratio`` (the true ratio flagged 80% of the time)
+    and ``p_value`` (Fisher's exact test, one-sided, against the comparator), after ``four_fifths``. Only the
+    included groups other than the comparator get them (the comparator of a tied top rate: the one with most
+    applicants); counts that are not whole numbers (expected counts of simulated rounds) get none, with a warning."""
+    ffr, det, pval = (np.full(len(table), np.nan) for _ in range(3))
+    whole = np.isclose(table["applicants"] % 1, 0) & np.isclose(table["selected"] % 1, 0)
+    fractional = False
+    for _, part in table.groupby("category", sort=False):
+        comp = part[part["comparator"].astype(bool)]
+        compared = part[~part["unknown"] & ~part["excluded"] & ~part["comparator"].astype(bool)
+                        & (part["applicants"] > 0) & part["impact_ratio"].notna()]
+        if comp.empty or compared.empty:
+            continue
+        if not (whole[compared.index].all() and whole[comp.index].all()):
+            fractional = True
+            continue
+        c = comp.loc[comp["applicants"].idxmax()]
+        ch = four_fifths_characteristics(compared["selected"].round().to_numpy(), compared["applicants"].round()
+                                         .to_numpy(), round(float(c["selected"])), round(float(c["applicants"])),
+                                         bound=bound)
+        at = table.index.get_indexer(compared.index)
+        ffr[at], det[at], pval[at] = ch["false_flag_rate"], ch["detectable_ratio"], ch["p_value"]
+    if fractional:
+        warnings.append("counts that are not whole numbers: no false-flag rates, detectable ratios or p-values")
+    at = table.columns.get_loc("four_fifths") + 1
+    table.insert(at, "false_flag_rate", ffr)
+    table.insert(at + 1, "detectable_ratio", det)
+    table.insert(at + 2, "p_value", pval)
     return table
 
 
