@@ -30,6 +30,7 @@ from .. import checks
 from ..checks import require_columns
 from .disaggregate import cell_frames, key_tuple
 from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
+from .reliability import half_split_masks
 
 __all__ = [
     "CONTROL_METRICS",
@@ -988,18 +989,12 @@ def _shuffled_groups(lay: _Layout, rng: np.random.Generator, n_perm: int) -> np.
 
 def _split_halves(lay: _Layout, rng: np.random.Generator, n_splits: int) -> np.ndarray:
     """``n_splits`` masks (n_splits, n): True for the candidates of a random half of each cell's pools."""
-    n_pools = lay.pool_cell.size
     per_cell = np.bincount(lay.pool_cell, minlength=len(lay.cells))
     if (per_cell < 2).any():
         lonely = lay.cells.iloc[int(np.argmax(per_cell < 2))].to_dict()
         raise ValueError(f"cell {lonely} has {int(per_cell.min())} pool(s): the held-out test needs at least 2 "
                          "pools per cell (see the pool parameter)")
-    keys = lay.pool_cell[None, :] + rng.random((n_splits, n_pools))
-    order = np.argsort(keys, axis=1)  # pools grouped by cell, random within
-    start = np.concatenate([[0], np.cumsum(per_cell)[:-1]])
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(n_pools)[None, :], axis=1)
-    in_a = (rank - start[lay.pool_cell][None, :]) < (per_cell[lay.pool_cell] // 2)[None, :]
+    in_a, _ = half_split_masks(lay.pool_cell, n_splits, rng)  # the split of allocbias.reliability
     return in_a[:, lay.pool]
 
 
