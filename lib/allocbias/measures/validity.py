@@ -1463,8 +1463,9 @@ ho} \le n_{hi}` (even a metric that
 
     Returns ``verdict`` (one of :data:`VERDICTS`), ``tracks`` (bool), ``interval`` (``"above"``, ``"inside"``,
     ``"below"``: the sampling interval against the null's range: above its 97.5th percentile, below its 2.5th,
-    or overlapping it), ``testable`` (bool: ceiling above the null's 97.5th percentile), and ``phrase``, the
-    verdict as a clause after the metric's name, naming the gap as ``gap``.
+    or overlapping it), ``testable`` (bool: ceiling above the null's 97.5th percentile), ``phrase``, the
+    verdict as a clause after the metric's name with its reason, naming the gap as ``gap``, and ``short``, the
+    same clause without the reason ("tracks ΔDP", "is not shown to track ΔDP at this size").
 
     >>> row = {"heldout_r": 0.42, "ci_lo": 0.21, "ci_hi": 0.60, "null_lo": -0.15, "null_hi": 0.16, "ceiling": 0.8}
     >>> w = verdict_words(row)
@@ -1480,6 +1481,8 @@ ho} \le n_{hi}` (even a metric that
     tracks = bool(known and lo > max(null_hi, 0.0))
     interval = ("above" if tracks else "below" if known and hi < null_lo else "inside")
     testable = bool(np.isfinite(ceiling) and np.isfinite(null_hi) and ceiling > null_hi)
+    short = (f"tracks {gap}" if tracks else f"is not shown to track {gap} at this size" if testable
+             else f"is not shown to track {gap} at this size (the gap is too noisy to test)")
     if tracks:
         verdict = VERDICT_TRACKS
         phrase = (f"tracks {gap} out of sample: the 95% interval of its held-out r lies above the 97.5th "
@@ -1493,7 +1496,8 @@ ho} \le n_{hi}` (even a metric that
         phrase = (f"is not shown to track {gap} at this size: {gap} itself is too noisy for any metric to be "
                   "tested (its ceiling, the square root of its split-half reliability, does not clear the held-out "
                   "permutation null)")
-    return {"verdict": verdict, "tracks": tracks, "interval": interval, "testable": testable, "phrase": phrase}
+    return {"verdict": verdict, "tracks": tracks, "interval": interval, "testable": testable, "phrase": phrase,
+            "short": short}
 
 
 def verdict_column(table: pd.DataFrame) -> pd.Series:
