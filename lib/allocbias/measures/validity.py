@@ -1562,7 +1562,8 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
     for the fields ``r, null_mean, null_lo, null_hi, null_percentile, heldout_mean, heldout_lo, heldout_hi,
     heldout_ci_lo, heldout_ci_hi, heldout_null_mean, heldout_null_lo, heldout_null_hi, reliability, ceiling``;
     the words of :func:`control_words`: ``null_word`` (the in-sample r against its null, a described control),
-    ``verdict`` and ``verdict_phrase`` (:func:`verdict_words`, the gap named ΔDP or ΔEO, in bars for JSD and EMD), ``interval_word``
+    ``verdict``, ``verdict_phrase`` and ``verdict_short`` (:func:`verdict_words`' ``verdict``, ``phrase`` and
+    ``short``, the gap named ΔDP or ΔEO, in bars for JSD and EMD), ``interval_word``
     (the held-out interval against its null); and ``ir_below``, ``ir_null_mean``, ``ir_null_hi``. Per (gap[, k]):
     ``{prefix}_heldout_order_{gap}[_k{k}]``, RABBI's held-out r against δ's (:func:`order_word`), when both are in
     the table. A table with a ``group`` column (``per_group=True``) gives instead, per (metric, gap[, k]), the
@@ -1613,7 +1614,9 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
         out[f"{prefix}_null_word_{t}"] = words["null"]
         out[f"{prefix}_interval_word_{t}"] = words["interval"]
         out[f"{prefix}_verdict_{t}"] = words["verdict"]
-        out[f"{prefix}_verdict_phrase_{t}"] = verdict_words(row, gap=label)["phrase"]
+        labelled = verdict_words(row, gap=label)
+        out[f"{prefix}_verdict_phrase_{t}"] = labelled["phrase"]
+        out[f"{prefix}_verdict_short_{t}"] = labelled["short"]
         out[f"{prefix}_ir_below_{t}"] = int(row["ir_below_08"])
         out[f"{prefix}_ir_null_mean_{t}"] = float(row["ir_below_08_null_mean"])
         out[f"{prefix}_ir_null_hi_{t}"] = float(row["ir_below_08_null_hi"])
