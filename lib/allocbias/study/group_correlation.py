@@ -156,9 +156,9 @@ class GroupCorrelationFindings(Findings):
         """RABBI's and δ's per-group controls, as the chapter shows them."""
         part = self.controls[self.controls["metric"].isin(["rabbi", "avg_gap"])]
         shown = part.assign(metric=part["metric"].map(METRIC_SHORT), gap=part["gap"].map(METRIC_SHORT),
-                            verdict=[validity.control_words(row)["verdict"] for _, row in part.iterrows()])
-        return shown[["gap", "metric", "group", "r", "null_mean", "null_hi", "heldout_mean", "heldout_lo", "ceiling",
-                      "verdict"]]
+                            verdict=validity.verdict_column(part))
+        return shown[["gap", "metric", "group", "verdict", "r", "null_mean", "null_hi", "heldout_mean",
+                      "heldout_ci_lo", "heldout_ci_hi", "heldout_null_hi", "ceiling"]].reset_index(drop=True)
 
     def separation_view(self) -> pd.DataFrame:
         """Strong-against-weak separation R per system (rows) and job (columns)."""
