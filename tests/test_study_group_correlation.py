@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from allocbias import data as D  # noqa: E402
 from allocbias import validity  # noqa: E402
+
+from .conftest import assert_findings_glue  # noqa: E402
 from allocbias.study import group_correlation as gc  # noqa: E402
 
 SYSTEMS = ["smollm2-fp32-paper", "smollm2-fp32-direct", "gemma3-fp32-paper"]
@@ -89,6 +91,7 @@ def test_group_spread_test_agrees_with_a_loop_and_finds_a_planted_difference():
 
 def test_findings_glue_the_chapters_keys_with_plain_types(findings):
     g = findings.glue_values()
+    assert_findings_glue(g, "06_group_correlation")  # every key the prose quotes, ctl_n_tracks_* included
     for key in ("k", "rounds", "n_systems", "n_jobs", "n_others", "n_points", "n_per_group", "permutations",
                 "n_perm", "n_splits", "n_models", "n_corr_min", "n_pooled", "n_below_005", "n_tests",
                 "paper_n_per_group", "ctl_n_tracks_rabbi_dDP"):

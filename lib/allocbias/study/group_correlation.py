@@ -8,8 +8,9 @@ the metric and the allocation gap runs over the (system, job) points of that gro
 with ``|Δ|`` for the non-directional JSD and EMD and the metric on qualified candidates for :math:`\Delta EO`
 (:func:`allocbias.validity.validity_table` with ``by=["group"]``). The chapter then asks how precise each r is
 (Fisher intervals), whether the spread :math:`\max_A r_A - \min_A r_A` exceeds what shuffling the groups within
-each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each group's r survives a
-permutation null and a held-out test (:func:`allocbias.validity.validity_controls` with ``per_group=True``),
+each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each metric tracks the gap for
+each group out of sample (:func:`allocbias.validity.validity_controls` with ``per_group=True``, read by
+:func:`allocbias.validity.verdict_words`),
 and how well the systems separate strong from weak résumés (:func:`allocbias.study.tables.quality_separation`).
 :func:`group_correlation_findings` computes all of it and returns a :class:`GroupCorrelationFindings`.
 """
