@@ -40,6 +40,7 @@ __all__ = [
     "RealScoreFindings",
     "boundary_tie_share",
     "choice_phrase",
+    "closest_verdict_phrase",
     "control_verdict",
     "figure_controls",
     "figure_lippens_points",
@@ -389,6 +390,28 @@ def verdict_count_phrase(counts: Mapping[str, int], *, what: str = "correlations
             f"{'none' if noisy == 0 else noisy} of them {reason}; "
             f"{part(counts['above_null'], 'lies above its in-sample permutation null', 'lie above their in-sample permutation null')}, "
             "which by itself is no verdict")
+
+
+def closest_verdict_phrase(table: pd.DataFrame) -> str:
+    """The row of a controls table whose verdict is the closest call, in words with the digits that decide it:
+    the lower end of the held-out r's 95% interval against the larger of 0 and the 97.5th percentile of the
+    held-out null (:func:`allocbias.validity.verdict_words`' threshold), to three decimals.
+
+    >>> t = pd.DataFrame({"data set": ["a", "b"], "metric": ["rabbi", "avg_gap"], "k": [1, 2],
+    ...                   "heldout_ci_lo": [-0.2, 0.024], "heldout_null_hi": [0.1, 0.103]})
+    >>> closest_verdict_phrase(t)
+    "the closest call is b, δ at k = 2: the interval's lower end 0.024 against the threshold 0.103 (not shown)"
+    """
+    _require(table, ["data set", "metric", "k", "heldout_ci_lo", "heldout_null_hi"], "table")
+    threshold = table["heldout_null_hi"].clip(lower=0.0)
+    margin = (table["heldout_ci_lo"] - threshold).abs()
+    if not margin.notna().any():
+        raise ValueError("table has no row with a held-out interval and null")
+    row = table.loc[margin.idxmin()]
+    word = "tracks" if row["heldout_ci_lo"] > threshold[margin.idxmin()] else "not shown"
+    return (f"the closest call is {row['data set']}, {METRIC_NAMES.get(row['metric'], row['metric'])} at "
+            f"k = {int(row['k'])}: the interval's lower end {row['heldout_ci_lo']:.3f} against the threshold "
+            f"{threshold[margin.idxmin()]:.3f} ({word})")
 
 
 def qualified_balance_phrase(counts: Mapping[str, tuple[int, int]]) -> str:
@@ -912,6 +935,7 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_rabbi_null_word_k1": {"above": "above", "inside": "within", "below": "below"}[
             validity.control_words(_row(table, "lippens", first_metric, 1))["null"]],
         "survival_all": verdict_count_phrase(verdict_counts(main), what="correlations (data set × metric × k)"),
+        "closest_verdict_all": closest_verdict_phrase(main),
         "survival_k1": verdict_count_phrase(verdict_counts(main[main["k"] == 1]), what="correlations at k = 1"),
         "choice_k1": choice_phrase(main[main["k"] == 1]),
         "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"],
