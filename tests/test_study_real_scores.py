@@ -291,6 +291,7 @@ def test_verdict_sentences_come_from_the_verdict_table(findings):
     assert values["lippens_heldout_null_hi_rabbi_k1"] == row["heldout_null_hi"]
     assert "pass all three" not in values["survival_all"]
     assert values["closest_verdict_all"] == real_scores.closest_verdict_phrase(main)
+    assert values["closest_testable_all"] == real_scores.closest_testable_phrase(main)
 
 
 def test_findings_tables_cover_every_data_set_metric_and_k(findings):

@@ -40,6 +40,7 @@ __all__ = [
     "RealScoreFindings",
     "boundary_tie_share",
     "choice_phrase",
+    "closest_testable_phrase",
     "closest_verdict_phrase",
     "control_verdict",
     "figure_controls",
@@ -412,6 +413,27 @@ def closest_verdict_phrase(table: pd.DataFrame) -> str:
     return (f"the closest call is {row['data set']}, {METRIC_NAMES.get(row['metric'], row['metric'])} at "
             f"k = {int(row['k'])}: the interval's lower end {row['heldout_ci_lo']:.3f} against the threshold "
             f"{threshold[margin.idxmin()]:.3f} ({word})")
+
+
+def closest_testable_phrase(table: pd.DataFrame) -> str:
+    """The row of a controls table whose "gap too noisy to test" call is the closest, with its digits: the ceiling
+    (square root of the gap's split-half reliability) against the 97.5th percentile of the held-out null
+    (:func:`allocbias.validity.verdict_words`' rule), to three decimals.
+
+    >>> t = pd.DataFrame({"data set": ["a", "b"], "metric": ["rabbi", "jsd"], "k": [1, 1],
+    ...                   "ceiling": [0.221, 0.2], "heldout_null_hi": [0.14, 0.6]})
+    >>> closest_testable_phrase(t)
+    'the closest call on whether the gap can be tested is a, RABBI at k = 1: ceiling 0.221 against 0.140 (testable)'
+    """
+    _require(table, ["data set", "metric", "k", "ceiling", "heldout_null_hi"], "table")
+    margin = (table["ceiling"] - table["heldout_null_hi"]).abs()
+    if not margin.notna().any():
+        raise ValueError("table has no row with a ceiling and a held-out null")
+    row = table.loc[margin.idxmin()]
+    word = "testable" if row["ceiling"] > row["heldout_null_hi"] else "too noisy"
+    return (f"the closest call on whether the gap can be tested is {row['data set']}, "
+            f"{METRIC_NAMES.get(row['metric'], row['metric'])} at k = {int(row['k'])}: ceiling {row['ceiling']:.3f} "
+            f"against {row['heldout_null_hi']:.3f} ({word})")
 
 
 def qualified_balance_phrase(counts: Mapping[str, tuple[int, int]]) -> str:
@@ -936,6 +958,7 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
             validity.control_words(_row(table, "lippens", first_metric, 1))["null"]],
         "survival_all": verdict_count_phrase(verdict_counts(main), what="correlations (data set × metric × k)"),
         "closest_verdict_all": closest_verdict_phrase(main),
+        "closest_testable_all": closest_testable_phrase(main),
         "survival_k1": verdict_count_phrase(verdict_counts(main[main["k"] == 1]), what="correlations at k = 1"),
         "choice_k1": choice_phrase(main[main["k"] == 1]),
         "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"],
