@@ -100,7 +100,7 @@ def test_rabbi_is_delta_over_four_on_complete_rankings(glued):
 
 
 def test_validity_controls_sit_beside_the_correlations(glued):
-    from allocbias.validity import control_words
+    from allocbias.validity import control_words, verdict_words
 
     # validity_controls computes the same in-sample r as the chapter's own Pearson over the points
     assert glued["vc_rabbi_k1_r"] == pytest.approx(glued["r_rabbi_k1"])
@@ -108,9 +108,14 @@ def test_validity_controls_sit_beside_the_correlations(glued):
     for metric in ("rabbi", "avg_gap"):
         for tag in ("k1", "kmid"):
             v = {k: glued[f"vc_{metric}_{tag}_{k}"] for k in ("r", "null_lo", "null_mean", "null_hi", "heldout",
-                                                                 "heldout_lo", "ceiling", "verdict")}
+                                                                 "heldout_lo", "ceiling", "verdict", "heldout_ci_lo",
+                                                                 "heldout_ci_hi", "heldout_null_lo", "heldout_null_hi")}
+            v["heldout_mean"] = v["heldout"]
             assert v["null_lo"] <= v["null_mean"] <= v["null_hi"]
             assert v["heldout"] <= v["r"]  # out of sample the r falls
             assert 0 <= v["ceiling"] <= 1
             assert v["verdict"] == control_words(v)["verdict"]
+            # the sentences' verdict clauses are the same function's, on the same row (issue 32)
+            assert glued[f"vc_{metric}_{tag}_verdict_short"] == verdict_words(v, gap="ΔDP")["short"]
+            assert glued[f"vc_{metric}_{tag}_verdict_phrase"] == verdict_words(v, gap="ΔDP")["phrase"]
     assert glued["vc_ir_below_null_mean_k1"] <= glued["vc_ir_below_null_hi_k1"]

@@ -267,8 +267,9 @@ def test_the_name_intervals_that_miss_their_estimate_are_counted(glued):
 
 
 def test_every_correlation_stands_beside_its_controls(glued, params, nb):
-    """The permutation null, the held-out r and the gap's reliability beside every r of Table 1 (issue 22)."""
-    from allocbias.validity import control_words, order_word
+    """The permutation null, the held-out r and the gap's reliability beside every r of Table 1 (issue 22); every
+    glued verdict is validity.verdict_words of the glued row (issue 32)."""
+    from allocbias.validity import control_words, order_word, verdict_words
 
     assert glued["n_perm"] == params["n_perm"] and glued["n_splits"] == params["n_splits"]
     for metric in METRICS:
@@ -279,8 +280,14 @@ def test_every_correlation_stands_beside_its_controls(glued, params, nb):
             assert glued[f"ctl_heldout_lo_{t}"] <= glued[f"ctl_heldout_mean_{t}"] <= glued[f"ctl_heldout_hi_{t}"]
             assert 0.0 <= glued[f"ctl_null_percentile_{t}"] <= 100.0
             assert glued[f"ctl_ceiling_{t}"] == pytest.approx(math.sqrt(max(glued[f"ctl_reliability_{t}"], 0.0)))
-            words = control_words({key: glued[f"ctl_{key}_{t}"] for key in ("r", "null_lo", "null_hi", "heldout_lo")})
+            keys = ("r", "null_lo", "null_hi", "heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_lo",
+                    "heldout_null_hi", "ceiling")
+            words = control_words({key: glued[f"ctl_{key}_{t}"] for key in keys})
             assert glued[f"ctl_verdict_{t}"] == words["verdict"] and glued[f"ctl_null_word_{t}"] == words["null"]
+            gap_word = ("|Δ" if metric in ("jsd", "emd") else "Δ") + gap[1:] + ("|" if metric in ("jsd", "emd") else "")
+            assert glued[f"ctl_verdict_short_{t}"] == verdict_words(
+                {key: glued[f"ctl_{key}_{t}"] for key in keys}, gap=gap_word)["short"]
+            assert glued[f"ctl_heldout_null_lo_{t}"] <= glued[f"ctl_heldout_null_hi_{t}"]
             assert 0 <= glued[f"ctl_ir_below_{t}"] <= glued["n_points"]
             assert glued[f"ctl_ir_null_mean_{t}"] <= glued[f"ctl_ir_null_hi_{t}"] + 1e-9
     for gap in GAPS:

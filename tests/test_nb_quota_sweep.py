@@ -135,12 +135,14 @@ def test_the_sweep_stands_beside_its_controls(glued, params):
                 assert glued[f"ctl_null_lo_{t}"] <= glued[f"ctl_null_mean_{t}"] <= glued[f"ctl_null_hi_{t}"]
                 assert glued[f"ctl_heldout_lo_{t}"] <= glued[f"ctl_heldout_mean_{t}"] <= glued[f"ctl_heldout_hi_{t}"]
                 assert glued[f"ctl_ceiling_{t}"] == pytest.approx(math.sqrt(max(glued[f"ctl_reliability_{t}"], 0.0)))
-                words = control_words({key: glued[f"ctl_{key}_{t}"] for key in ("r", "null_lo", "null_hi", "heldout_lo")})
+                words = control_words({key: glued[f"ctl_{key}_{t}"] for key in (
+                    "r", "null_lo", "null_hi", "heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_lo",
+                    "heldout_null_hi", "ceiling")})
                 assert glued[f"ctl_verdict_{t}"] == words["verdict"]
                 verdicts.append(words["verdict"])
                 held.append(glued[f"ctl_heldout_mean_{t}"])
                 ceiling.append(glued[f"ctl_ceiling_{t}"])
-            assert glued[f"ctl_n_k_both_{metric}_{gap}"] == verdicts.count("survives both controls")
+            assert glued[f"ctl_n_k_tracks_{metric}_{gap}"] == verdicts.count("tracks")
             assert glued[f"ctl_heldout_min_{metric}_{gap}"] == pytest.approx(min(held))
             assert glued[f"ctl_heldout_max_{metric}_{gap}"] == pytest.approx(max(held))
             assert glued[f"ctl_ceiling_min_{metric}_{gap}"] == pytest.approx(min(ceiling))

@@ -109,6 +109,22 @@ def small_count(findings) -> int:
     return int(findings.tables["answers"]["parsed"].sum())
 
 
+def test_verdict_sentences_come_from_the_controls_table(findings):
+    """The controls table's verdict column and the glued verdict clauses are validity.verdict_words of its rows."""
+    from allocbias.validity import verdict_words
+
+    t, g = findings.tables["controls"], findings.glue_values()
+    assert t["verdict"].tolist() == [verdict_words(r)["verdict"] for _, r in t.iterrows()]
+    ks = sorted(set(t["k"]))
+    k_mid = ks[len(ks) // 2]
+    for metric in ("rabbi", "avg_gap"):
+        for k, tag in ((ks[0], "k1"), (k_mid, "kmid")):
+            row = t[(t["metric"] == metric) & (t["k"] == k)].iloc[0]
+            assert g[f"vc_{metric}_{tag}_verdict"] == row["verdict"]
+            assert g[f"vc_{metric}_{tag}_verdict_short"] == verdict_words(row, gap="ΔDP")["short"]
+            assert g[f"vc_{metric}_{tag}_verdict_phrase"] == verdict_words(row, gap="ΔDP")["phrase"]
+
+
 def test_tables_are_flat_and_counts_are_integers(findings):
     for name, table in findings.tables.items():
         assert isinstance(table.index, pd.RangeIndex), name

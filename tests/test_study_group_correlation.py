@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from allocbias import data as D  # noqa: E402
 from allocbias import validity  # noqa: E402
+
+from .conftest import assert_findings_glue  # noqa: E402
 from allocbias.study import group_correlation as gc  # noqa: E402
 
 SYSTEMS = ["smollm2-fp32-paper", "smollm2-fp32-direct", "gemma3-fp32-paper"]
@@ -89,9 +91,10 @@ def test_group_spread_test_agrees_with_a_loop_and_finds_a_planted_difference():
 
 def test_findings_glue_the_chapters_keys_with_plain_types(findings):
     g = findings.glue_values()
+    assert_findings_glue(g, "06_group_correlation")  # every key the prose quotes, ctl_n_tracks_* included
     for key in ("k", "rounds", "n_systems", "n_jobs", "n_others", "n_points", "n_per_group", "permutations",
                 "n_perm", "n_splits", "n_models", "n_corr_min", "n_pooled", "n_below_005", "n_tests",
-                "paper_n_per_group", "ctl_n_both_rabbi_dDP"):
+                "paper_n_per_group", "ctl_n_tracks_rabbi_dDP"):
         assert type(g[key]) is int, key
     for key in ("confidence_pct", "read_seconds", "spread_dDP_rabbi", "ci_width_at_zero", "overlap_pct", "r_check",
                 "p_min", "sep_rabbi_mean", "r_dDP_rabbi_female_black", "ctl_heldout_min_rabbi_dDP"):
@@ -114,6 +117,13 @@ def test_findings_glue_the_chapters_keys_with_plain_types(findings):
 def test_findings_views_and_exercises(findings):
     view = findings.controls_view()
     assert set(view["metric"]) == {"RABBI", "mean gap δ"} and "verdict" in view.columns
+    # the verdict column and the glued counts are validity.verdict_words of the same per-group rows
+    part = findings.controls[findings.controls["metric"].isin(["rabbi", "avg_gap"])].reset_index(drop=True)
+    assert view["verdict"].tolist() == [validity.verdict_words(r)["verdict"] for _, r in part.iterrows()]
+    g = findings.glue_values()
+    for metric, gap in itertools.product(("rabbi", "avg_gap"), GAPS):
+        rows = part[(part["metric"] == metric) & (part["gap"] == gap)]
+        assert g[f"ctl_n_tracks_{metric}_{gap}"] == sum(validity.verdict_words(r)["tracks"] for _, r in rows.iterrows())
     assert list(findings.separation_view().index) == SYSTEMS
     sp = gc.spearman_spreads(findings.points, findings.spread)
     assert list(sp.columns) == ["spread (Spearman)", "spread (Pearson)"] and len(sp) == 8

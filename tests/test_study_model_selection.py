@@ -75,7 +75,7 @@ def test_phrases():
     w = pd.DataFrame({"rabbi": [0.9, 0.8, 0.7], "avg_gap": [0.95, 0.9, 0.1]})  # δ better within 2 of 3 systems
     assert "not reproduced" in ms.averages_verdict({"rabbi": 0.9, "avg_gap": 0.3}, w)
     w = pd.DataFrame({"rabbi": [0.9, 0.8], "avg_gap": [0.1, 0.2]})
-    assert ms.averages_verdict({"rabbi": 0.9, "avg_gap": 0.6}, w).startswith("so RABBI does better pooled")
+    assert ms.averages_verdict({"rabbi": 0.9, "avg_gap": 0.6}, w).startswith("so RABBI's in-sample correlation is higher pooled")
     assert ms.best_metrics(pd.Series({"rabbi": 0.5, "jsd": 0.7})) == "JSD"
     full = pd.Series({("dDP", "rabbi"): 0.91234, ("dEO", "rabbi"): 0.8})
     note = ms.essay_note(full, 3, 0.95)

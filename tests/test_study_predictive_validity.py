@@ -137,6 +137,23 @@ def test_findings_follow_the_data(findings):
     assert g["attenuation"] == pytest.approx(np.sqrt(1 - g["noise_share"]))
 
 
+def test_verdict_sentences_come_from_the_verdict_table(findings):
+    """The controls table's verdict column and every glued verdict are validity.verdict_words of the same rows."""
+    g, view = findings.glue_values(), findings.controls_view
+    for i, row in view.iterrows():
+        metric = {v: k for k, v in pv.SHORT.items()}[row["metric"]]
+        gap = "dEO" if "EO" in row["correlated with"] else "dDP"
+        assert row["verdict"] == g[f"ctl_verdict_{metric}_{gap}"]
+        keys = ("heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_lo", "heldout_null_hi", "ceiling")
+        words = validity.verdict_words({k: g[f"ctl_{k}_{metric}_{gap}"] for k in keys})
+        assert row["verdict"] == words["verdict"]
+        label = {"dDP": "ΔDP", "dEO": "ΔEO"}[gap]
+        label = f"|{label}|" if metric in ("jsd", "emd") else label
+        assert g[f"ctl_verdict_short_{metric}_{gap}"] == validity.verdict_words(
+            {k: g[f"ctl_{k}_{metric}_{gap}"] for k in keys}, gap=label)["short"]
+    assert list(view.columns[:3]) == ["metric", "correlated with", "verdict"]
+
+
 def test_shown_tables_are_reader_tables(findings):
     assert list(findings.table1["n"]) == [21] * 8 and findings.table1["n"].dtype.kind == "i"
     assert list(findings.systems_view["system"]) == SYSTEMS and list(findings.loo_view["system left out"]) == SYSTEMS

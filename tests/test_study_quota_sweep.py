@@ -126,6 +126,13 @@ def test_findings_agree_with_their_tables(findings):
     assert values["most_linear_k"] == 4
     assert list(findings.every_k["k"]) == list(range(1, 8))
     assert len(findings.controls_view) == len(KS) * len(METRICS) * len(GAPS)
+    # every verdict, in the table and in the glued counts, is validity.verdict_words of the same controls row
+    from allocbias.validity import verdict_words
+
+    assert findings.controls_view["verdict"].tolist() == [verdict_words(r)["verdict"]
+                                                          for _, r in findings.controls.iterrows()]
+    for (metric, gap), part in findings.controls.groupby(["metric", "gap"]):
+        assert values[f"ctl_n_k_tracks_{metric}_{gap}"] == sum(verdict_words(r)["tracks"] for _, r in part.iterrows())
     # the planted disadvantage: Female Black's mean gap is negative at the first quota in every system
     gaps = findings.gaps_by_group
     first = gaps[(gaps["group"] == "Female Black") & (gaps["k"] == 1)]

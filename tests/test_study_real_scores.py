@@ -175,37 +175,67 @@ def test_pooled_rates_equal_random_tie_breaking_by_simulation():
 # ----------------------------------------------------------------------------------------------------------------
 # phrases
 # ----------------------------------------------------------------------------------------------------------------
+HELD = {"gap": "dDP", "metric": "rabbi", "heldout_null_lo": -0.2, "heldout_null_hi": 0.2, "ceiling": 0.6}
+
+
 @pytest.mark.parametrize(("row", "expected"), [
-    ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.2, "heldout_mean": 0.3, "heldout_lo": 0.1},
-     "positive in-sample, above the permutation null and held out"),
-    ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.2, "heldout_mean": 0.0, "heldout_lo": -0.1},
-     "positive in-sample, above the permutation null, but not held out"),
-    ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.7, "heldout_mean": 0.3, "heldout_lo": 0.1},
-     "positive in-sample and held out, but within the permutation null"),
-    ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.7, "heldout_mean": 0.0, "heldout_lo": -0.1},
-     "positive in-sample, but within the permutation null and not held out"),
-    ({"r": 0.1, "r_lo": -0.1, "null_hi": 0.7, "heldout_mean": 0.0, "heldout_lo": -0.1}, "not positive even in-sample"),
+    # held-out interval above the null's 97.5th percentile: tracks, whatever the in-sample r does
+    ({"r": 0.1, "null_hi": 0.7, "heldout_mean": 0.4, "heldout_ci_lo": 0.25, "heldout_ci_hi": 0.55},
+     "tracks ΔDP out of sample"),
+    # beats its in-sample null, held-out r near 0 (Lippens at k = 1: 0.03): not shown, never "held out"
+    ({"r": 0.9, "null_hi": 0.7, "heldout_mean": 0.03, "heldout_ci_lo": -0.15, "heldout_ci_hi": 0.2},
+     "is not shown to track ΔDP at this size: the 95% interval"),
+    # the gap too noisy for any metric: said as such
+    ({"r": 0.9, "null_hi": 0.7, "heldout_mean": 0.03, "heldout_ci_lo": -0.15, "heldout_ci_hi": 0.2,
+      "ceiling": 0.15}, "is not shown to track ΔDP at this size: ΔDP itself is too noisy"),
 ])
 def test_control_verdict(row, expected):
-    row = {"null_lo": -1.0, **row}
-    assert real_scores.control_verdict(row) == expected
+    row = {"null_lo": -1.0, **HELD, **row}
+    assert real_scores.control_verdict(row).startswith(expected)
+    assert "positive held out" not in real_scores.control_verdict(row)
 
 
-def test_control_verdict_needs_every_number():
-    with pytest.raises(ValueError, match="'null_hi'"):
-        real_scores.control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.0, "null_hi": float("nan"),
-                                     "heldout_lo": 0.0})
+def test_control_verdict_needs_the_heldout_interval():
+    with pytest.raises(ValueError, match="sampling interval"):
+        real_scores.control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": 0.0})
+
+
+def test_verdict_counts_follow_verdict_words():
+    from allocbias.validity import verdict_words
+
+    rows = pd.DataFrame([{**HELD, "r": r, "null_hi": 0.5, "heldout_mean": m, "heldout_ci_lo": lo,
+                          "heldout_ci_hi": m + 0.2, "ceiling": c}
+                         for r, m, lo, c in [(0.9, 0.4, 0.3, 0.6), (0.9, 0.05, -0.1, 0.6), (0.2, 0.05, -0.1, 0.1),
+                                             (0.2, 0.5, 0.35, 0.1)]])
+    counts = real_scores.verdict_counts(rows)
+    assert counts == {"rows": 4, "tracks": 2, "not_shown": 2, "too_noisy": 1, "above_null": 2}
+    assert counts["tracks"] == sum(verdict_words(r)["tracks"] for _, r in rows.iterrows())
+    text = real_scores.verdict_count_phrase(counts)
+    assert text.startswith("of the 4 correlations, 2 track the gap out of sample and 2 are not shown at this size, "
+                           "1 of them because the gap is too noisy")
 
 
 def test_lead_phrase_says_who_leads_and_whether_it_holds_out():
-    t = pd.DataFrame({"metric": ["rabbi", "avg_gap"], "r": [0.50, 0.58], "heldout_mean": [0.40, 0.10],
-                      "heldout_lo": [0.30, 0.0], "heldout_hi": [0.5, 0.2]})
+    t = pd.DataFrame({**HELD, "metric": ["rabbi", "avg_gap"], "r": [0.50, 0.58], "heldout_mean": [0.40, 0.10],
+                      "heldout_ci_lo": [0.30, -0.05], "heldout_ci_hi": [0.5, 0.25]})
     assert real_scores.lead_phrase(t) == ("δ leads RABBI in-sample by 0.08 in r, and held out RABBI stays ahead "
-                                          "(r = 0.40 against 0.10)")
+                                          "(r = 0.40 against 0.10, 95% intervals apart)")
+    close = t.assign(heldout_ci_lo=[0.25, 0.22], heldout_mean=[0.4, 0.35])
+    assert real_scores.lead_phrase(close).endswith("cannot be told apart (r = 0.40 and 0.35, overlapping 95% intervals)")
+    neither = t.assign(heldout_ci_lo=[0.1, -0.05])
+    assert "neither is shown to track ΔDP at this size" in real_scores.lead_phrase(neither)
     same = t.assign(r=0.5)
     assert real_scores.lead_phrase(same).startswith("RABBI and δ have the same in-sample r (0.50)")
     with pytest.raises(ValueError, match="metric 'jsd'"):
         real_scores.lead_phrase(t, second="jsd")
+
+
+def test_floor_phrase_gives_the_verdict_not_the_in_sample_comparison():
+    names = {**HELD, "r": 0.86, "null_lo": 0.8, "null_hi": 0.9, "heldout_mean": 0.6, "heldout_ci_lo": 0.4,
+             "heldout_ci_hi": 0.75}
+    text = real_scores.floor_phrase(names, {"r": 0.3, "r_lo": 0.1, "r_hi": 0.5})
+    assert "stronger than that floor in-sample and within its own permutation null; held out it tracks ΔDP" in text
+    assert "above the floor" not in text
 
 
 def test_ndcg_phrase_reads_the_null_and_the_held_out_test():
@@ -246,6 +276,24 @@ def test_findings_hold_every_glue_key_with_the_right_values(findings, frames):
     assert values["lippens_gap_reliability_k1"] == row["reliability"]
 
 
+def test_verdict_sentences_come_from_the_verdict_table(findings):
+    """Each glued verdict sentence is the verdict function applied to the rows of findings.validity."""
+    t, values = findings.validity, findings.glue_values()
+    lip = t[(t["data set"] == real_scores.DATASET_LABELS["lippens"]) & (t["gap"] == "dDP")]
+    row = lip[(lip["metric"] == "rabbi") & (lip["k"] == 1)].iloc[0]
+    assert values["lippens_rabbi_verdict_k1"] == real_scores.control_verdict(row)
+    main = t[(t["gap"] == "dDP") & (t["data set"] != real_scores.DATASET_LABELS["recinq_placebo"])]
+    assert values["survival_k1"] == real_scores.verdict_count_phrase(
+        real_scores.verdict_counts(main[main["k"] == 1]), what="correlations at k = 1")
+    assert values["choice_k1"] == real_scores.choice_phrase(main[main["k"] == 1])
+    assert values["lippens_lead_k1"] == real_scores.lead_phrase(lip[lip["k"] == 1])
+    assert values["lippens_heldout_ci_lo_rabbi_k1"] == row["heldout_ci_lo"]
+    assert values["lippens_heldout_null_hi_rabbi_k1"] == row["heldout_null_hi"]
+    assert "pass all three" not in values["survival_all"]
+    assert values["closest_verdict_all"] == real_scores.closest_verdict_phrase(main)
+    assert values["closest_testable_all"] == real_scores.closest_testable_phrase(main)
+
+
 def test_findings_tables_cover_every_data_set_metric_and_k(findings):
     t = findings.validity
     sizes = t.groupby("data set")["k"].max().to_dict()
@@ -253,7 +301,11 @@ def test_findings_tables_cover_every_data_set_metric_and_k(findings):
     assert sizes[real_scores.DATASET_LABELS["recinq"]] == 2
     assert set(t["metric"]) == set(real_scores.METRICS)
     assert set(t.loc[t["data set"] == real_scores.DATASET_LABELS["jderbysh"], "gap"]) == {"dDP", "dEO"}
-    assert t["verdict"].str.len().gt(0).all()
+    from allocbias.validity import VERDICTS, verdict_words
+
+    assert set(t["verdict"]) <= set(VERDICTS)
+    assert t["verdict"].tolist() == [verdict_words(row)["verdict"] for _, row in t.iterrows()]
+    assert ((t["heldout_ci_lo"] <= t["heldout_mean"] + 1e-12) | t["heldout_ci_lo"].isna()).all()
     assert set(findings.ndcg["ranking"]) == {"re-cinq: 4 models", "re-cinq placebo edits: 4 models",
                                              "re-cinq prompt lab: 4 strategies"}
     assert findings.counts["flagged"].sum() >= 2  # the planted refusals are counted, not dropped silently

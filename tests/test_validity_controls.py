@@ -223,20 +223,110 @@ def test_ndcg_needs_every_model_in_every_subtask():
         ndcg_controls(cands, reference="A", k=1, n_perm=2, n_splits=2)
 
 
-def test_control_words_follow_the_numbers():
+# ------------------------------------------------------------------------------------------------------------
+# the verdict: held-out r's sampling interval against the held-out r's own null; the in-sample null only described
+# ------------------------------------------------------------------------------------------------------------
+def _row(**kw):
+    """A hand-built row of validity_controls' table: a metric that clears everything, then overridden."""
+    base = dict(r=0.9, null_lo=0.2, null_hi=0.6, heldout_mean=0.5, heldout_lo=0.3, heldout_hi=0.7,
+                heldout_ci_lo=0.3, heldout_ci_hi=0.7, heldout_null_lo=-0.2, heldout_null_hi=0.2, ceiling=0.8)
+    return base | kw
+
+
+def test_verdict_interval_above_the_heldout_null_tracks():
+    from allocbias.validity import verdict_words
+
+    w = verdict_words(_row())
+    assert (w["verdict"], w["tracks"], w["interval"], w["testable"]) == ("tracks", True, "above", True)
+    assert w["phrase"].startswith("tracks the gap out of sample")
+    # the lower end must clear the null's 97.5th percentile, not only its mean
+    assert verdict_words(_row(heldout_ci_lo=0.2))["verdict"] == "not shown at this size"
+    assert verdict_words(_row(heldout_ci_lo=0.21))["verdict"] == "tracks"
+    # and 0: a null shifted below 0 does not make a negative interval "track"
+    assert verdict_words(_row(heldout_ci_lo=-0.05, heldout_null_lo=-0.6, heldout_null_hi=-0.1))["tracks"] is False
+
+
+def test_verdict_interval_inside_the_null_is_not_shown():
+    from allocbias.validity import verdict_words
+
+    w = verdict_words(_row(heldout_mean=0.25, heldout_ci_lo=0.05, heldout_ci_hi=0.45))
+    assert (w["verdict"], w["tracks"], w["interval"], w["testable"]) == (
+        "not shown at this size", False, "inside", True)
+    assert "reliable enough for a metric to be tested" in w["phrase"]
+    below = verdict_words(_row(heldout_mean=-0.5, heldout_ci_lo=-0.7, heldout_ci_hi=-0.3))
+    assert (below["verdict"], below["interval"]) == ("not shown at this size", "below")
+
+
+def test_verdict_ignores_the_in_sample_null_both_ways():
+    from allocbias.validity import control_words, verdict_words
+
+    # a real signal below its in-sample null (one draw per group: shared noise of either sign), held out clear
+    real = _row(r=0.1, null_lo=0.3, null_hi=0.7)
+    assert control_words(real)["null"] == "below"
+    assert control_words(real)["verdict"] == verdict_words(real)["verdict"] == "tracks"
+    # beats its in-sample null while the held-out r stays near 0 (Lippens' metrics at k >= 5)
+    shared = _row(r=0.95, null_lo=0.2, null_hi=0.6, heldout_mean=0.02, heldout_ci_lo=-0.25, heldout_ci_hi=0.3)
+    assert control_words(shared)["null"] == "above"
+    assert control_words(shared)["verdict"] == "not shown at this size"
+
+
+def test_verdict_says_when_the_gap_is_too_noisy_to_test():
+    from allocbias.validity import verdict_words
+
+    # reliability 0.03: ceiling 0.17 below the held-out null's 97.5th percentile 0.2
+    w = verdict_words(_row(heldout_mean=0.05, heldout_ci_lo=-0.3, heldout_ci_hi=0.4, ceiling=0.03 ** 0.5),
+                      gap="ΔDP")
+    assert (w["verdict"], w["testable"]) == ("not shown: gap too noisy to test", False)
+    assert w["phrase"].startswith("is not shown to track ΔDP at this size: ΔDP itself is too noisy")
+    assert verdict_words(_row(ceiling=float("nan")))["testable"] is False
+    # a clear held-out r is a finding even where the ceiling's estimate is low
+    assert verdict_words(_row(ceiling=0.1))["verdict"] == "tracks"
+    # undefined inputs never give "tracks"
+    assert verdict_words(_row(heldout_ci_lo=float("nan")))["verdict"] == "not shown at this size"
+
+
+def test_verdict_reads_forecast_test_rows_and_refuses_others():
+    from allocbias.validity import verdict_column, verdict_words
+
+    row = {"heldout_r": 0.4, "ci_lo": 0.22, "ci_hi": 0.6, "null_lo": -0.2, "null_hi": 0.21, "ceiling": 0.7}
+    assert verdict_words(row)["verdict"] == "tracks"
+    assert verdict_words(row | {"ci_lo": 0.21})["verdict"] == "not shown at this size"
+    table = pd.DataFrame([row, row | {"ci_lo": 0.0, "ceiling": 0.2}], index=[5, 7])
+    col = verdict_column(table)
+    assert col.index.tolist() == [5, 7] and col.tolist() == ["tracks", "not shown: gap too noisy to test"]
+    with pytest.raises(ValueError, match="sampling interval"):
+        verdict_words({"r": 0.3, "null_lo": 0.1, "null_hi": 0.2, "heldout_lo": 0.1})
+
+
+def test_control_words_describe_the_in_sample_null():
     from allocbias.validity import control_words, order_word
 
-    base = {"null_lo": 0.4, "null_hi": 0.8}
-    assert control_words(base | {"r": 0.85, "heldout_lo": 0.2})["verdict"] == "survives both controls"
-    assert control_words(base | {"r": 0.85, "heldout_lo": -0.2})["verdict"] == "survives the null only"
-    assert control_words(base | {"r": 0.6, "heldout_lo": 0.01})["verdict"] == "survives the held-out test only"
-    assert control_words(base | {"r": 0.3, "heldout_lo": 0.0}) == {
-        "null": "below", "heldout": "does not hold", "verdict": "survives neither control"}
-    with pytest.raises(ValueError, match="no 'heldout_lo'"):
-        control_words({"r": 0.3, "null_lo": 0.1, "null_hi": 0.2})
+    assert control_words(_row(r=0.85))["null"] == "above"
+    assert control_words(_row(r=0.5))["null"] == "inside"
+    with pytest.raises(ValueError, match="no 'null_hi'"):
+        control_words({"r": 0.3, "null_lo": 0.1})
     assert order_word(0.5, 0.4) == "higher than"
     with pytest.raises(ValueError, match="two finite numbers"):
         order_word(float("nan"), 0.1)
+
+
+def test_heldout_interval_and_null_on_synthetic_systems():
+    """A true shift: held-out interval above its null (tracks); no shift: the held-out null is centred near 0
+    and the verdict is not "tracks"; the interval holds the held-out mean; existing columns do not move."""
+    from allocbias.validity import verdict_words
+
+    kw = dict(reference="A", k=1, metrics=["rabbi", "avg_gap"], n_perm=60, n_splits=20, n_boot=100, seed=5)
+    signal = validity_controls(synthetic(shift=2.0, seed=11), **kw).table.set_index("metric")
+    noise = validity_controls(synthetic(shift=0.0, seed=11), **kw).table.set_index("metric")
+    for m in ("rabbi", "avg_gap"):
+        s, n = signal.loc[m], noise.loc[m]
+        assert s["heldout_ci_lo"] <= s["heldout_mean"] <= s["heldout_ci_hi"]
+        assert s["heldout_ci_lo"] > s["heldout_null_hi"] and verdict_words(s)["verdict"] == "tracks"
+        assert abs(n["heldout_null_mean"]) < 0.15 and verdict_words(n)["verdict"] != "tracks"
+        assert s["bootstrap"] == "systems" and s["n_boot"] == 100
+    fewer = validity_controls(synthetic(shift=2.0, seed=11), **(kw | {"n_boot": 10})).table.set_index("metric")
+    same = ["r", "null_mean", "null_hi", "heldout_mean", "heldout_lo", "reliability", "heldout_null_hi"]
+    pd.testing.assert_frame_equal(fewer[same], signal[same])
 
 
 def test_per_group_rows_use_each_groups_points():
@@ -251,7 +341,7 @@ def test_per_group_rows_use_each_groups_points():
 
 
 def test_controls_glue_keys_values_and_words():
-    from allocbias.validity import control_words, controls_glue
+    from allocbias.validity import control_words, controls_glue, verdict_words
 
     cands = synthetic(n_systems=8, n_pools=6, shift=1.0, seed=2)
     t = pd.concat([validity_controls(cands, reference="A", k=[1, 2], gap=g, n_perm=10, n_splits=3,
@@ -268,7 +358,11 @@ def test_controls_glue_keys_values_and_words():
     per = validity_controls(cands, reference="A", k=1, n_perm=10, n_splits=3, per_group=True).table
     pg = controls_glue(per)
     assert pg["ctl_n_groups_rabbi_dDP"] == 3
-    assert 0 <= pg["ctl_n_both_rabbi_dDP"] <= min(pg["ctl_n_above_rabbi_dDP"], pg["ctl_n_holds_rabbi_dDP"])
+    rows = per[(per["metric"] == "rabbi") & (per["gap"] == "dDP")]
+    assert pg["ctl_n_tracks_rabbi_dDP"] == sum(control_words(r)["tracks"] for _, r in rows.iterrows())
+    assert pg["ctl_n_above_rabbi_dDP"] == int((rows["r"] > rows["null_hi"]).sum())
+    assert g["c_verdict_phrase_jsd_dDP_k1"] == verdict_words(t[(t["metric"] == "jsd") & (t["gap"] == "dDP")
+                                                                & (t["k"] == 1)].iloc[0], gap="|ΔDP|")["phrase"]
     with pytest.raises(ValueError, match="more than one row per"):
         controls_glue(pd.concat([t, t]))
 

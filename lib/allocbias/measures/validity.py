@@ -47,6 +47,9 @@ __all__ = [
     "ndcg_words",
     "control_words",
     "controls_glue",
+    "VERDICTS",
+    "verdict_column",
+    "verdict_words",
     "order_word",
     "ndcg_table",
     "pearson",
@@ -1011,6 +1014,9 @@ class ValidityControls:
         larger), ``heldout_mean, heldout_lo, heldout_hi`` (r with the metric from one half of the pools and the
         gap from the other, over the splits: mean and 95% range), ``reliability`` (mean split-half r of the gap
         with itself), ``reliability_lo, reliability_hi``, ``ceiling`` (its square root: the bound on the held-out r),
+        ``heldout_ci_lo, heldout_ci_hi`` (the held-out r's bootstrap interval over systems),
+        ``heldout_null_mean, heldout_null_lo, heldout_null_hi, heldout_p_null`` (the held-out r's own permutation
+        null), ``n_boot``, ``bootstrap`` (``"systems"`` or ``"points"``),
         ``ir_below_08`` (points
         whose impact ratio, the group's selection rate over the reference's, is below 0.8),
         ``ir_below_08_null_mean`` and ``ir_below_08_null_hi`` (the same count under the null: mean, 97.5th
@@ -1050,8 +1056,10 @@ def _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_spl
     return metrics, n_perm, n_splits, lay
 
 
-def _run_controls(lay: _Layout, metrics: list[str], gap: str, design: str, n_perm: int, n_splits: int, seed: int):
-    """Observed, permuted and split-half values of every metric and gap (the work behind both control tables)."""
+def _run_controls(lay: _Layout, metrics: list[str], gap: str, design: str, n_perm: int, n_splits: int, seed: int,
+                  heldout_null: bool = False):
+    """Observed, permuted and split-half values of every metric and gap (the work behind both control tables);
+    with ``heldout_null`` also the permuted values split into halves (the held-out r's null), else None."""
     rng = np.random.default_rng(seed)
     n = lay.group.size
     n_cells, n_groups, n_values = lay.shape
@@ -1067,12 +1075,19 @@ def _run_controls(lay: _Layout, metrics: list[str], gap: str, design: str, n_per
         groups = np.broadcast_to(lay.group, halves[s].shape)
         split_a.append(_evaluate(lay, groups, halves[s], halves[s], metrics=metrics, gap=gap, design=design))
         split_b.append(_evaluate(lay, groups, ~halves[s], ~halves[s], metrics=metrics, gap=gap, design=design))
+    # the held-out r's own null: permutation p relabelled as above, then split by split p mod n_splits
+    null_a, null_b = [], []
+    for s in _blocks(n_perm, per_item) if heldout_null else []:
+        use = halves[np.arange(s.start, s.stop) % n_splits]
+        null_a.append(_evaluate(lay, shuffled[s], use, use, metrics=metrics, gap=gap, design=design))
+        null_b.append(_evaluate(lay, shuffled[s], ~use, ~use, metrics=metrics, gap=gap, design=design))
 
     def stack(parts):
         return ({m: np.concatenate([p[0][m] for p in parts]) for m in metrics},
                 np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
 
-    return observed, stack(perm_parts), stack(split_a), stack(split_b)
+    nulls = (stack(null_a), stack(null_b)) if heldout_null else (None, None)
+    return observed, stack(perm_parts), stack(split_a), stack(split_b), *nulls, rng
 
 
 def _transform(metric: str, gap_values: np.ndarray) -> np.ndarray:
@@ -1096,6 +1111,7 @@ def validity_controls(
     score: str = "score",
     qualified: str | None = None,
     per_group: bool = False,
+    n_boot: int = 200,
 ) -> ValidityControls:
     r"""Predictive validity of bias metrics with its controls: a permutation null, a held-out r, the gap's reliability.
 
@@ -1114,7 +1130,15 @@ def validity_controls(
       A metric and a gap computed from the same scores share their sampling noise; the null shows the r that
       noise alone gives.
     * **held-out r**: the metric from a random half of each system's pools, the gap from the other half
-      (``n_splits`` seeded splits); mean and 95% range.
+      (``n_splits`` seeded splits); mean and 95% range over the splits (``heldout_lo, heldout_hi``: how much it
+      moves with the split alone, not a sampling interval). Beside it its **sampling interval**
+      ``heldout_ci_lo, heldout_ci_hi``: ``n_boot`` bootstrap replicates, replicate b taking split b mod
+      ``n_splits`` and resampling the systems (cells) with replacement, all points of a cell together (the
+      points themselves when there are fewer than 3 cells; ``bootstrap`` says which), as
+      :func:`allocbias.reliability.forecast_test` does; and the **held-out r's own permutation null**
+      ``heldout_null_mean, heldout_null_lo, heldout_null_hi`` (mean, 95% range) and ``heldout_p_null``: each
+      label shuffle of the in-sample null split into halves (split p mod ``n_splits``) and the held-out r
+      recomputed. :func:`verdict_words` reads the verdict from these.
     * **reliability**: on the same splits, r of the gap from one half with the gap from the other (the split-half
       reliability :math:`\rho` of a half's gap). Writing a half's gap as a true gap plus independent noise, no
       metric from the other half correlates with it by more than :math:`\sqrt{\rho}` on average (its correlation
@@ -1142,6 +1166,9 @@ def validity_controls(
         the pools are then only the units shuffled and split, e.g. a résumé or a run).
     n_perm, n_splits, seed
         Permutations, split halves and the seed of both (the same seed gives the same tables).
+    n_boot
+        Bootstrap replicates of the held-out r's sampling interval (drawn after the permutations and splits, so
+        the other columns do not depend on it).
     system, pool, group, score, qualified
         Column names; ``system`` may be a list (e.g. ``["system", "job"]``: one cell per system and job).
     per_group
@@ -1172,7 +1199,8 @@ def validity_controls(
     cell_cols = [system] if isinstance(system, str) else list(system)
     metrics, n_perm, n_splits, lay = _control_setup(candidates, reference, k, metrics, gap, design, n_perm, n_splits,
                                                     seed, cell_cols, pool, group, score, qualified)
-    observed, perm, half_a, half_b = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
+    observed, perm, half_a, half_b, null_a, null_b, rng = _run_controls(lay, metrics, gap, design, n_perm, n_splits,
+                                                                         int(seed), heldout_null=True)
     obs_metrics, obs_gap, obs_ratio = observed
     others = [g for g in range(len(lay.groups)) if g != lay.ref]
     n_cells = len(lay.cells)
@@ -1180,8 +1208,19 @@ def validity_controls(
         selections = [({group: lay.groups[g]}, np.arange(n_cells) * len(others) + i) for i, g in enumerate(others)]
     else:
         selections = [({}, np.arange(n_cells * len(others)))]
+    # the held-out r's sampling interval: replicate b takes split b mod n_splits and resamples the systems (cells)
+    # with replacement, all points of a cell together; with fewer than 3 cells it resamples the points
+    n_boot = checks.count(n_boot, "n_boot", 1)
+    which = np.arange(n_boot) % n_splits
+    bootstrap = "systems" if n_cells >= 3 else "points"
+    chosen = rng.integers(0, n_cells if n_cells >= 3 else n_cells * len(others), size=(n_boot, n_cells if n_cells >= 3
+                                                                                        else n_cells * len(others)))
     rows = []
     for label, cols in selections:
+        if bootstrap == "systems":
+            take = cols.reshape(n_cells, -1)[chosen].reshape(n_boot, -1)
+        else:
+            take = cols[chosen % cols.size]
         for ki, kk in enumerate(lay.ks):
             below = (perm[2][:, ki][:, cols] < 0.8).sum(-1).astype(float)
             for m in metrics:
@@ -1199,18 +1238,30 @@ def validity_controls(
                 held_mean, held_lo, held_hi = _quantiles(held)
                 rel_mean, rel_lo, rel_hi = _quantiles(rel)
                 valid = null[np.isfinite(null)]
+                boot = _row_r(np.take_along_axis(half_a[0][m][which], take, axis=1),
+                              _transform(m, np.take_along_axis(half_b[1][which, ki], take, axis=1)))
+                _, ci_lo, ci_hi = _quantiles(boot)
+                held_null = _row_r(null_a[0][m][:, cols], _transform(m, null_b[1][:, ki][:, cols]))
+                hn_mean, hn_lo, hn_hi = _quantiles(held_null)
+                hn_valid = held_null[np.isfinite(held_null)]
                 rows.append(dict(
                     **label, metric=m, k=kk, gap=gap, n_points=res.n, r=res.r, r_lo=res.ci_low, r_hi=res.ci_high,
                     p=res.pvalue, null_mean=null_mean, null_lo=null_lo, null_hi=null_hi,
                     null_percentile=100.0 * float((valid <= res.r).mean()) if valid.size else float("nan"),
                     p_perm=float((1 + (valid >= res.r).sum()) / (1 + valid.size)),
                     heldout_mean=held_mean, heldout_lo=held_lo, heldout_hi=held_hi,
+                    heldout_ci_lo=ci_lo, heldout_ci_hi=ci_hi, heldout_null_mean=hn_mean, heldout_null_lo=hn_lo,
+                    heldout_null_hi=hn_hi,
+                    heldout_p_null=float((1 + (hn_valid >= held_mean).sum()) / (1 + hn_valid.size))
+                    if np.isfinite(held_mean) else float("nan"),
                     reliability=rel_mean, reliability_lo=rel_lo, reliability_hi=rel_hi,
                     ceiling=float(np.sqrt(max(rel_mean, 0.0))) if np.isfinite(rel_mean) else float("nan"),
                     ir_below_08=int((obs_ratio[0, ki, cols] < 0.8).sum()), ir_below_08_null_mean=float(below.mean()),
-                    ir_below_08_null_hi=float(np.quantile(below, 0.975)), n_perm=n_perm, n_splits=n_splits))
+                    ir_below_08_null_hi=float(np.quantile(below, 0.975)), n_perm=n_perm, n_splits=n_splits,
+                    n_boot=n_boot, bootstrap=bootstrap))
     table = pd.DataFrame(rows)
-    for c in ("null_mean", "null_lo", "null_hi", "heldout_mean", "heldout_lo", "heldout_hi", "reliability",
+    for c in ("null_mean", "null_lo", "null_hi", "heldout_mean", "heldout_lo", "heldout_hi", "heldout_ci_lo",
+              "heldout_ci_hi", "heldout_null_mean", "heldout_null_lo", "heldout_null_hi", "reliability",
               "reliability_lo", "reliability_hi"):
         table[c] = table[c].astype(float)
     base = lay.cells.loc[np.repeat(np.arange(len(lay.cells)), len(others))].reset_index(drop=True)
@@ -1322,7 +1373,7 @@ def ndcg_controls(
     cutoffs = list(range(1, n_models + 1)) if ns is None else list(ns)
     for n in cutoffs:
         _check_ndcg_sizes(n_models, n)
-    observed, perm, half_a, half_b = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
+    observed, perm, half_a, half_b, *_ = _run_controls(lay, metrics, gap, design, n_perm, n_splits, int(seed))
     n_others = len(lay.groups) - 1
 
     def rms(values: np.ndarray) -> np.ndarray:  # (B, cells * others) -> (B, subtask, model), cells model-major
@@ -1362,30 +1413,127 @@ def ndcg_controls(
     return pd.DataFrame(rows)
 
 
-def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
-    """The words a chapter uses for one row of :attr:`ValidityControls.table`.
+#: the verdict column's words (:func:`verdict_words`)
+VERDICT_TRACKS = "tracks"
+VERDICT_NOT_SHOWN = "not shown at this size"
+VERDICT_TOO_NOISY = "not shown: gap too noisy to test"
+VERDICTS = (VERDICT_TRACKS, VERDICT_NOT_SHOWN, VERDICT_TOO_NOISY)
 
-    * ``null``: where the observed r stands against its permutation null: ``"above"`` (beyond the null's 97.5th
-      percentile), ``"below"`` (under its 2.5th) or ``"inside"``;
-    * ``heldout``: ``"holds"`` when the held-out r's 95% range over the splits stays above 0, else ``"does not
-      hold"``;
-    * ``verdict``: ``"survives both controls"``, ``"survives the held-out test only"``, ``"survives the null
-      only"`` or ``"survives neither control"``.
+#: the columns :func:`verdict_words` reads, in a row of :func:`validity_controls` and of
+#: :func:`allocbias.reliability.forecast_test`: held-out r, its sampling interval, its null's 2.5th and 97.5th
+#: percentiles, the ceiling (square root of the reliability of the gap the metric is tested against)
+_VERDICT_COLUMNS = {
+    "controls": ("heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_lo", "heldout_null_hi", "ceiling"),
+    "forecast": ("heldout_r", "ci_lo", "ci_hi", "null_lo", "null_hi", "ceiling"),
+}
 
-    >>> control_words({"r": 0.9, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": 0.1})["verdict"]
-    'survives both controls'
-    >>> control_words({"r": 0.7, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": -0.1})
-    {'null': 'inside', 'heldout': 'does not hold', 'verdict': 'survives neither control'}
+
+def _verdict_inputs(row: Mapping[str, float] | pd.Series) -> tuple[float, ...]:
+    for cols in _VERDICT_COLUMNS.values():
+        if all(c in row for c in cols):
+            return tuple(float(row[c]) for c in cols)
+    raise ValueError("row has neither the columns of validity_controls' table "
+                     f"{_VERDICT_COLUMNS['controls']} nor those of forecast_test {_VERDICT_COLUMNS['forecast']}: "
+                     "the verdict needs the held-out r, its sampling interval, its permutation null and the ceiling")
+
+
+def verdict_words(row: Mapping[str, float] | pd.Series, *, gap: str = "the gap") -> dict[str, object]:
+    r"""The verdict on one metric: does it track the gap out of sample, at this size? The one source of the
+    study's verdict words ("tracks", "not shown at this size"), in tables and sentences alike.
+
+    ``row`` is a row of :attr:`ValidityControls.table` (``heldout_mean``, its sampling interval
+    ``heldout_ci_lo, heldout_ci_hi``, its own permutation null ``heldout_null_lo, heldout_null_hi``, ``ceiling``)
+    or of :func:`allocbias.reliability.forecast_test` (``heldout_r, ci_lo, ci_hi, null_lo, null_hi, ceiling``).
+    The rule, with :math:`[c_{lo}, c_{hi}]` the held-out r's 95% sampling interval (bootstrap over systems or
+    pools), :math:`[n_{lo}, n_{hi}]` the 2.5th and 97.5th percentiles of the held-out r's permutation null and
+    :math:`\sqrt{
+ho}` the ceiling (:math:`
+ho` the split-half reliability of the gap the metric is tested
+    against, ``|gap|`` for JSD and EMD):
+
+    * **tracks** when :math:`c_{lo} > \max(n_{hi}, 0)`: the whole interval lies above the null's range;
+    * otherwise **not shown at this size**; and when :math:`\sqrt{
+ho} \le n_{hi}` (even a metric that
+      forecast all of the gap that can be forecast would have an expected held-out r inside the null) the gap
+      itself is too noisy for any metric to be tested: **not shown: gap too noisy to test**.
+
+    The in-sample r and its null play no part: a real signal can fall inside or below its in-sample null (with
+    one draw per group the metric and the gap share noise of either sign), and noise shared by a metric and a gap
+    computed from the same scores can lift the in-sample r above it. Undefined inputs (NaN) give "not shown".
+
+    Returns ``verdict`` (one of :data:`VERDICTS`), ``tracks`` (bool), ``interval`` (``"above"``, ``"inside"``,
+    ``"below"``: the sampling interval against the null's range: above its 97.5th percentile, below its 2.5th,
+    or overlapping it), ``testable`` (bool: ceiling above the null's 97.5th percentile), ``phrase``, the
+    verdict as a clause after the metric's name with its reason, naming the gap as ``gap``, and ``short``, the
+    same clause without the reason ("tracks ΔDP", "is not shown to track ΔDP at this size").
+
+    >>> row = {"heldout_r": 0.42, "ci_lo": 0.21, "ci_hi": 0.60, "null_lo": -0.15, "null_hi": 0.16, "ceiling": 0.8}
+    >>> w = verdict_words(row)
+    >>> w["verdict"], w["interval"]
+    ('tracks', 'above')
+    >>> verdict_words(row | {"ci_lo": 0.05})["verdict"]
+    'not shown at this size'
+    >>> verdict_words(row | {"ci_lo": 0.05, "ceiling": 0.1}, gap="ΔDP")["phrase"][:62]
+    'is not shown to track ΔDP at this size: ΔDP itself is too nois'
     """
-    for key in ("r", "null_lo", "null_hi", "heldout_lo"):
+    held, lo, hi, null_lo, null_hi, ceiling = _verdict_inputs(row)
+    known = np.isfinite([held, lo, hi, null_lo, null_hi]).all()
+    tracks = bool(known and lo > max(null_hi, 0.0))
+    interval = ("above" if tracks else "below" if known and hi < null_lo else "inside")
+    testable = bool(np.isfinite(ceiling) and np.isfinite(null_hi) and ceiling > null_hi)
+    short = (f"tracks {gap}" if tracks else f"is not shown to track {gap} at this size" if testable
+             else f"is not shown to track {gap} at this size (the gap is too noisy to test)")
+    if tracks:
+        verdict = VERDICT_TRACKS
+        phrase = (f"tracks {gap} out of sample: the 95% interval of its held-out r lies above the 97.5th "
+                  "percentile of its held-out permutation null")
+    elif testable:
+        verdict = VERDICT_NOT_SHOWN
+        phrase = (f"is not shown to track {gap} at this size: the 95% interval of its held-out r reaches into its "
+                  f"held-out permutation null, although {gap} is reliable enough for a metric to be tested")
+    else:
+        verdict = VERDICT_TOO_NOISY
+        phrase = (f"is not shown to track {gap} at this size: {gap} itself is too noisy for any metric to be "
+                  "tested (its ceiling, the square root of its split-half reliability, does not clear the held-out "
+                  "permutation null)")
+    return {"verdict": verdict, "tracks": tracks, "interval": interval, "testable": testable, "phrase": phrase,
+            "short": short}
+
+
+def verdict_column(table: pd.DataFrame) -> pd.Series:
+    """:func:`verdict_words`' ``verdict`` for every row of a controls or forecast table (index kept), for a
+    table's verdict column.
+
+    >>> t = pd.DataFrame({"heldout_r": [0.4, 0.0], "ci_lo": [0.2, -0.3], "ci_hi": [0.6, 0.3],
+    ...                   "null_lo": [-0.2, -0.2], "null_hi": [0.15, 0.2], "ceiling": [0.8, 0.1]})
+    >>> verdict_column(t).tolist()
+    ['tracks', 'not shown: gap too noisy to test']
+    """
+    return pd.Series([verdict_words(row)["verdict"] for _, row in table.iterrows()], index=table.index,
+                     name="verdict", dtype=object)
+
+
+def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, object]:
+    """The words a chapter uses for one row of :attr:`ValidityControls.table`: the in-sample null as a
+    described control, and the verdict of :func:`verdict_words`.
+
+    * ``null``: where the in-sample r stands against its permutation null: ``"above"`` (beyond the null's 97.5th
+      percentile), ``"below"`` (under its 2.5th) or ``"inside"``. A description, not a verdict: beating it is
+      neither necessary nor sufficient for a metric to track the gap;
+    * ``verdict``, ``tracks``, ``interval``, ``testable``, ``phrase``: :func:`verdict_words` of the row.
+
+    >>> row = {"r": 0.9, "null_lo": 0.5, "null_hi": 0.8, "heldout_mean": 0.3, "heldout_ci_lo": 0.1,
+    ...        "heldout_ci_hi": 0.5, "heldout_null_lo": -0.2, "heldout_null_hi": 0.2, "ceiling": 0.7}
+    >>> w = control_words(row)
+    >>> w["null"], w["verdict"]
+    ('above', 'not shown at this size')
+    """
+    for key in ("r", "null_lo", "null_hi"):
         if key not in row:
             raise ValueError(f"row has no {key!r}: pass a row of ValidityControls.table")
-    r, lo, hi, held = (float(row[k]) for k in ("r", "null_lo", "null_hi", "heldout_lo"))
+    r, lo, hi = (float(row[k]) for k in ("r", "null_lo", "null_hi"))
     null = "above" if r > hi else "below" if r < lo else "inside"
-    holds = bool(held > 0)
-    verdict = ("survives both controls" if null == "above" and holds else "survives the held-out test only" if holds
-               else "survives the null only" if null == "above" else "survives neither control")
-    return {"null": null, "heldout": "holds" if holds else "does not hold", "verdict": verdict}
+    return {"null": null, **verdict_words(row)}
 
 
 def order_word(x: float, y: float, *, tolerance: float = 0.0) -> str:
@@ -1400,7 +1548,11 @@ def order_word(x: float, y: float, *, tolerance: float = 0.0) -> str:
 
 
 _GLUE_FIELDS = ("r", "null_mean", "null_lo", "null_hi", "null_percentile", "heldout_mean", "heldout_lo",
-                "heldout_hi", "reliability", "ceiling")
+                "heldout_hi", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_mean", "heldout_null_lo",
+                "heldout_null_hi", "reliability", "ceiling")
+
+
+_GAP_WORDS = {"dDP": "ΔDP", "dEO": "ΔEO"}
 
 
 def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "group") -> dict[str, object]:
@@ -1408,20 +1560,28 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
 
     Per row (metric, gap and, when the table holds several quotas, ``k``): ``{prefix}_{field}_{metric}_{gap}[_k{k}]``
     for the fields ``r, null_mean, null_lo, null_hi, null_percentile, heldout_mean, heldout_lo, heldout_hi,
-    reliability, ceiling``, the words of :func:`control_words` (``null_word``, ``heldout_word``, ``verdict``), and
-    ``ir_below``, ``ir_null_mean``, ``ir_null_hi``. Per (gap[, k]): ``{prefix}_heldout_order_{gap}[_k{k}]``, RABBI's
-    held-out r against δ's (:func:`order_word`), when both are in the table. A table with a ``group`` column
-    (``per_group=True``) gives instead, per (metric, gap[, k]), the number of groups whose r is above its null
-    (``n_above``), whose held-out r holds (``n_holds``), both (``n_both``), the groups counted (``n_groups``) and the
-    smallest and largest held-out mean (``heldout_min``, ``heldout_max``).
+    heldout_ci_lo, heldout_ci_hi, heldout_null_mean, heldout_null_lo, heldout_null_hi, reliability, ceiling``;
+    the words of :func:`control_words`: ``null_word`` (the in-sample r against its null, a described control),
+    ``verdict``, ``verdict_phrase`` and ``verdict_short`` (:func:`verdict_words`' ``verdict``, ``phrase`` and
+    ``short``, the gap named ΔDP or ΔEO, in bars for JSD and EMD), ``interval_word``
+    (the held-out interval against its null); and ``ir_below``, ``ir_null_mean``, ``ir_null_hi``. Per (gap[, k]):
+    ``{prefix}_heldout_order_{gap}[_k{k}]``, RABBI's held-out r against δ's (:func:`order_word`), when both are in
+    the table. A table with a ``group`` column (``per_group=True``) gives instead, per (metric, gap[, k]), the
+    number of groups whose in-sample r is above its null (``n_above``, described), whose verdict is "tracks"
+    (``n_tracks``), whose gap is reliable enough to test (``n_testable``), the groups counted (``n_groups``) and
+    the smallest and largest held-out mean (``heldout_min``, ``heldout_max``).
 
     >>> t = pd.DataFrame({"metric": ["rabbi"], "gap": ["dDP"], "k": [1], "r": [0.9], "null_mean": [0.6],
     ...                   "null_lo": [0.5], "null_hi": [0.7], "null_percentile": [100.0], "heldout_mean": [0.4],
-    ...                   "heldout_lo": [0.2], "heldout_hi": [0.6], "reliability": [0.5], "ceiling": [0.71],
+    ...                   "heldout_lo": [0.2], "heldout_hi": [0.6], "heldout_ci_lo": [0.25], "heldout_ci_hi": [0.55],
+    ...                   "heldout_null_mean": [0.0], "heldout_null_lo": [-0.2], "heldout_null_hi": [0.2],
+    ...                   "reliability": [0.5], "ceiling": [0.71],
     ...                   "ir_below_08": [3], "ir_below_08_null_mean": [1.5], "ir_below_08_null_hi": [4.0]})
     >>> g = controls_glue(t)
     >>> g["ctl_heldout_mean_rabbi_dDP"], g["ctl_verdict_rabbi_dDP"], g["ctl_ir_below_rabbi_dDP"]
-    (0.4, 'survives both controls', 3)
+    (0.4, 'tracks', 3)
+    >>> g["ctl_verdict_phrase_rabbi_dDP"][:21]
+    'tracks ΔDP out of sam'
     """
     needed = ["metric", "gap", "k", *_GLUE_FIELDS, "ir_below_08", "ir_below_08_null_mean", "ir_below_08_null_hi"]
     _check_frame(table, needed, "table")
@@ -1436,8 +1596,8 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
             words = [control_words(row) for _, row in part.iterrows()]
             t = tag({"metric": metric, "gap": gap, "k": k})
             out[f"{prefix}_n_above_{t}"] = sum(w["null"] == "above" for w in words)
-            out[f"{prefix}_n_holds_{t}"] = sum(w["heldout"] == "holds" for w in words)
-            out[f"{prefix}_n_both_{t}"] = sum(w["verdict"] == "survives both controls" for w in words)
+            out[f"{prefix}_n_tracks_{t}"] = sum(bool(w["tracks"]) for w in words)
+            out[f"{prefix}_n_testable_{t}"] = sum(bool(w["testable"]) for w in words)
             out[f"{prefix}_n_groups_{t}"] = len(part)
             out[f"{prefix}_heldout_min_{t}"] = float(part["heldout_mean"].min())
             out[f"{prefix}_heldout_max_{t}"] = float(part["heldout_mean"].max())
@@ -1449,9 +1609,14 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
         for field in _GLUE_FIELDS:
             out[f"{prefix}_{field}_{t}"] = float(row[field])
         words = control_words(row)
+        name = _GAP_WORDS.get(str(row["gap"]), str(row["gap"]))
+        label = f"|{name}|" if DEFAULT_ABS_GAP.get(row["metric"], False) else name
         out[f"{prefix}_null_word_{t}"] = words["null"]
-        out[f"{prefix}_heldout_word_{t}"] = words["heldout"]
+        out[f"{prefix}_interval_word_{t}"] = words["interval"]
         out[f"{prefix}_verdict_{t}"] = words["verdict"]
+        labelled = verdict_words(row, gap=label)
+        out[f"{prefix}_verdict_phrase_{t}"] = labelled["phrase"]
+        out[f"{prefix}_verdict_short_{t}"] = labelled["short"]
         out[f"{prefix}_ir_below_{t}"] = int(row["ir_below_08"])
         out[f"{prefix}_ir_null_mean_{t}"] = float(row["ir_below_08_null_mean"])
         out[f"{prefix}_ir_null_hi_{t}"] = float(row["ir_below_08_null_hi"])

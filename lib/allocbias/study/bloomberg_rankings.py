@@ -37,7 +37,7 @@ from ..measures import metrics, rankings
 from ..measures import genderbench as G
 from ..checks import require_columns
 from ..plotting import label_axes, order_groups
-from ..measures.validity import control_words, pearson, validity_controls
+from ..measures.validity import control_words, pearson, validity_controls, verdict_column, verdict_words
 from .findings import Findings
 
 __all__ = [
@@ -437,9 +437,10 @@ def bloomberg_rankings_findings(
     controls = validity_controls(main, reference=ref, k=validity_ks, design="pools", n_perm=n_perm,
                                  n_splits=n_splits, seed=seed, system=["model", "job"], pool="answer_id",
                                  group="group", score="score")
-    vc = controls.table.assign(verdict=[control_words(row)["verdict"] for _, row in controls.table.iterrows()])
-    tables["controls"] = vc[["metric", "k", "r", "null_mean", "null_lo", "null_hi", "null_percentile",
-                             "heldout_mean", "heldout_lo", "heldout_hi", "ceiling", "verdict"]]
+    vc = controls.table.assign(verdict=verdict_column(controls.table))
+    tables["controls"] = vc[["metric", "k", "verdict", "r", "null_mean", "null_lo", "null_hi", "null_percentile",
+                             "heldout_mean", "heldout_lo", "heldout_hi", "heldout_ci_lo", "heldout_ci_hi",
+                             "heldout_null_mean", "heldout_null_lo", "heldout_null_hi", "ceiling"]]
     v["n_perm_used"] = int(n_perm)
     v["n_splits_used"] = int(n_splits)
     k_mid = validity_ks[len(validity_ks) // 2]
@@ -450,9 +451,13 @@ def bloomberg_rankings_findings(
             words = control_words(row)
             for col, name in [("r", "r"), ("null_mean", "null_mean"), ("null_lo", "null_lo"), ("null_hi", "null_hi"),
                               ("null_percentile", "percentile"), ("heldout_mean", "heldout"),
-                              ("heldout_lo", "heldout_lo"), ("heldout_hi", "heldout_hi"), ("ceiling", "ceiling")]:
+                              ("heldout_lo", "heldout_lo"), ("heldout_hi", "heldout_hi"), ("ceiling", "ceiling"),
+                              ("heldout_ci_lo", "heldout_ci_lo"), ("heldout_ci_hi", "heldout_ci_hi"),
+                              ("heldout_null_lo", "heldout_null_lo"), ("heldout_null_hi", "heldout_null_hi")]:
                 v[f"vc_{metric}_{tag}_{name}"] = float(row[col])
             v[f"vc_{metric}_{tag}_verdict"] = words["verdict"]
+            v[f"vc_{metric}_{tag}_verdict_phrase"] = str(verdict_words(row, gap="ΔDP")["phrase"])
+            v[f"vc_{metric}_{tag}_verdict_short"] = str(verdict_words(row, gap="ΔDP")["short"])
             v[f"vc_{metric}_{tag}_null_word"] = words["null"]
     row = vc[(vc["metric"] == "rabbi") & (vc["k"] == validity_ks[0])].iloc[0]
     v["vc_ir_below_k1"] = int(row["ir_below_08"])

@@ -8,8 +8,9 @@ the metric and the allocation gap runs over the (system, job) points of that gro
 with ``|Δ|`` for the non-directional JSD and EMD and the metric on qualified candidates for :math:`\Delta EO`
 (:func:`allocbias.validity.validity_table` with ``by=["group"]``). The chapter then asks how precise each r is
 (Fisher intervals), whether the spread :math:`\max_A r_A - \min_A r_A` exceeds what shuffling the groups within
-each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each group's r survives a
-permutation null and a held-out test (:func:`allocbias.validity.validity_controls` with ``per_group=True``),
+each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each metric tracks the gap for
+each group out of sample (:func:`allocbias.validity.validity_controls` with ``per_group=True``, read by
+:func:`allocbias.validity.verdict_words`),
 and how well the systems separate strong from weak résumés (:func:`allocbias.study.tables.quality_separation`).
 :func:`group_correlation_findings` computes all of it and returns a :class:`GroupCorrelationFindings`.
 """
@@ -156,9 +157,9 @@ class GroupCorrelationFindings(Findings):
         """RABBI's and δ's per-group controls, as the chapter shows them."""
         part = self.controls[self.controls["metric"].isin(["rabbi", "avg_gap"])]
         shown = part.assign(metric=part["metric"].map(METRIC_SHORT), gap=part["gap"].map(METRIC_SHORT),
-                            verdict=[validity.control_words(row)["verdict"] for _, row in part.iterrows()])
-        return shown[["gap", "metric", "group", "r", "null_mean", "null_hi", "heldout_mean", "heldout_lo", "ceiling",
-                      "verdict"]]
+                            verdict=validity.verdict_column(part))
+        return shown[["gap", "metric", "group", "verdict", "r", "null_mean", "null_hi", "heldout_mean",
+                      "heldout_ci_lo", "heldout_ci_hi", "heldout_null_hi", "ceiling"]].reset_index(drop=True)
 
     def separation_view(self) -> pd.DataFrame:
         """Strong-against-weak separation R per system (rows) and job (columns)."""

@@ -432,9 +432,15 @@ def predictive_validity_findings(
         "null: 95% range": [_interval(lo, hi) for lo, hi in zip(controls["null_lo"], controls["null_hi"])],
         "percentile of r in the null": controls["null_percentile"].round(1),
         "held-out r": controls["heldout_mean"].round(2),
-        "held-out: 95% range": [_interval(lo, hi) for lo, hi in zip(controls["heldout_lo"], controls["heldout_hi"])],
+        "held-out: 95% range over splits": [_interval(lo, hi) for lo, hi in zip(controls["heldout_lo"],
+                                                                                 controls["heldout_hi"])],
+        "held-out: 95% interval (cells resampled)": [_interval(lo, hi) for lo, hi in zip(controls["heldout_ci_lo"],
+                                                                                           controls["heldout_ci_hi"])],
+        "held-out null: 95% range": [_interval(lo, hi) for lo, hi in zip(controls["heldout_null_lo"],
+                                                                         controls["heldout_null_hi"])],
         "gap's reliability": controls["reliability"].round(2),
         "ceiling √reliability": controls["ceiling"].round(2)})
+    controls_view.insert(2, "verdict", validity.verdict_column(controls).to_numpy())
 
     # --- the points behind the numbers ---------------------------------------------------------------------
     for metric in ("rabbi", "avg_gap"):

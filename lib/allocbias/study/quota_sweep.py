@@ -280,14 +280,15 @@ def quota_sweep_findings(
     values.update(glued)
     values["ctl_heldout_order_first"] = glued[f"ctl_heldout_order_dDP_k{k_first}"]
     for (metric, gap), part in controls.groupby(["metric", "gap"]):
-        words = [validity.control_words(row)["verdict"] for _, row in part.iterrows()]
-        values[f"ctl_n_k_both_{metric}_{gap}"] = sum(w == "survives both controls" for w in words)
+        values[f"ctl_n_k_tracks_{metric}_{gap}"] = int((validity.verdict_column(part) == validity.VERDICT_TRACKS).sum())
         values[f"ctl_heldout_min_{metric}_{gap}"] = float(part["heldout_mean"].min())
         values[f"ctl_heldout_max_{metric}_{gap}"] = float(part["heldout_mean"].max())
         values[f"ctl_ceiling_min_{metric}_{gap}"] = float(part["ceiling"].min())
         values[f"ctl_ceiling_max_{metric}_{gap}"] = float(part["ceiling"].max())
-    controls_view = controls.assign(gap=controls["gap"].map(GAP_LABEL), metric=controls["metric"].map(METRIC_SHORT))[
-        ["gap", "metric", "k", "r", "null_mean", "null_hi", "heldout_mean", "ceiling"]]
+    controls_view = controls.assign(gap=controls["gap"].map(GAP_LABEL), metric=controls["metric"].map(METRIC_SHORT),
+                                    verdict=validity.verdict_column(controls))[
+        ["gap", "metric", "k", "verdict", "r", "null_mean", "null_hi", "heldout_mean", "heldout_ci_lo", "heldout_ci_hi",
+         "heldout_null_hi", "ceiling"]]
 
     # next to the paper's Figure 7
     avg_band = figure7[(figure7["metric"] == "avg_gap") & (figure7["gap"] == "dDP")].iloc[0]

@@ -40,6 +40,8 @@ __all__ = [
     "RealScoreFindings",
     "boundary_tie_share",
     "choice_phrase",
+    "closest_testable_phrase",
+    "closest_verdict_phrase",
     "control_verdict",
     "figure_controls",
     "figure_lippens_points",
@@ -54,8 +56,8 @@ __all__ = [
     "pooled_selection_rates",
     "real_scores_findings",
     "reference_tie_share",
-    "survival_counts",
-    "survival_phrase",
+    "verdict_count_phrase",
+    "verdict_counts",
     "table1_view",
 ]
 
@@ -248,69 +250,64 @@ def _fmt(x: float) -> str:
     return "0.00" if text == "-0.00" else text.replace("-", "−")
 
 
-def control_verdict(row: Mapping[str, float]) -> str:
-    """Which of the three checks a metric's correlation passes, as one short phrase.
+_GAP_WORDS = {"dDP": "ΔDP", "dEO": "ΔEO"}
 
-    ``row`` is a row of :attr:`allocbias.validity.ValidityControls.table`: ``r`` (in-sample) and ``r_lo`` (the
-    lower end of its confidence interval), ``null_lo``, ``null_hi`` (the permutation null's 95% range) and
-    ``heldout_lo`` (lower end of the held-out r's range over splits). In-sample holds when ``r_lo > 0``; the null
-    and the held-out test are read by :func:`allocbias.validity.control_words` (above the null when
-    ``r > null_hi``; held out when ``heldout_lo > 0``).
 
-    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.4, "null_hi": 0.7, "heldout_lo": -0.1})
-    'positive in-sample, but within the permutation null and not held out'
-    >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": 0.1})
-    'positive in-sample, above the permutation null and held out'
-    >>> control_verdict({"r": 0.05, "r_lo": -0.1, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": -0.2})
-    'not positive even in-sample'
+def _gap_label(row: Mapping[str, Any]) -> str:
+    gap = _GAP_WORDS.get(str(row.get("gap", "dDP")), str(row.get("gap", "the gap")))
+    return f"|{gap}|" if validity.DEFAULT_ABS_GAP.get(str(row.get("metric", "")), False) else gap
+
+
+def control_verdict(row: Mapping[str, Any]) -> str:
+    """A metric's verdict in words, with its reason: :func:`allocbias.validity.verdict_words` of one row of
+    :attr:`allocbias.validity.ValidityControls.table` (the held-out r's 95% interval against the 97.5th
+    percentile of its held-out permutation null, and the gap's ceiling), the gap named ΔDP or ΔEO (in bars for JSD
+    and EMD). The in-sample r and its null play no part.
+
+    >>> row = {"gap": "dDP", "metric": "rabbi", "heldout_mean": 0.03, "heldout_ci_lo": -0.1, "heldout_ci_hi": 0.15,
+    ...        "heldout_null_lo": -0.12, "heldout_null_hi": 0.13, "ceiling": 0.1}
+    >>> control_verdict(row)[:56]
+    'is not shown to track ΔDP at this size: ΔDP itself is to'
+    >>> control_verdict(row | {"heldout_ci_lo": 0.2, "metric": "jsd"})[:25]
+    'tracks |ΔDP| out of sampl'
     """
-    for key in ("r", "r_lo", "null_lo", "null_hi", "heldout_lo"):
-        if key not in row or row[key] is None or not np.isfinite(float(row[key])):
-            raise ValueError(f"control_verdict needs a finite {key!r}, got {row.get(key)!r}")
-    if row["r_lo"] <= 0:
-        return "not positive even in-sample"
-    words = validity.control_words(row)
-    beats, held = words["null"] == "above", words["heldout"] == "holds"
-    null = "above the permutation null" if beats else "within the permutation null"
-    if beats and held:
-        return f"positive in-sample, {null} and held out"
-    if beats:
-        return f"positive in-sample, {null}, but not held out"
-    if held:
-        return f"positive in-sample and held out, but {null}"
-    return f"positive in-sample, but {null} and not held out"
+    return str(validity.verdict_words(row, gap=_gap_label(row))["phrase"])
 
 
-def survival_counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many rows of a controls table hold in-sample (``r_lo > 0``), beat the null (``r > null_hi``) and hold
-    out of sample (``heldout_lo > 0``), and how many pass all three.
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    """How many rows of a controls table track the gap out of sample (:func:`allocbias.validity.verdict_words`),
+    how many are not shown at this size, how many of those because the gap is too noisy to test, and, as a
+    described control only, how many in-sample r lie above their permutation null (``r > null_hi``).
 
-    >>> t = pd.DataFrame({"r": [0.6, 0.6, 0.1], "r_lo": [0.5, 0.5, -0.1], "null_hi": [0.2, 0.7, 0.2],
-    ...                   "heldout_lo": [0.1, 0.1, -0.1]})
-    >>> survival_counts(t)
-    {'rows': 3, 'in_sample': 2, 'beats_null': 1, 'held_out': 2, 'all_three': 1}
+    >>> t = pd.DataFrame({"r": [0.6, 0.6, 0.1], "null_hi": [0.2, 0.7, 0.2], "heldout_mean": [0.3, 0.0, 0.0],
+    ...                   "heldout_ci_lo": [0.2, -0.2, -0.3], "heldout_ci_hi": [0.4, 0.2, 0.3],
+    ...                   "heldout_null_lo": [-0.1] * 3, "heldout_null_hi": [0.1] * 3, "ceiling": [0.5, 0.5, 0.05]})
+    >>> verdict_counts(t)
+    {'rows': 3, 'tracks': 1, 'not_shown': 2, 'too_noisy': 1, 'above_null': 1}
     """
-    _require(table, ["r", "r_lo", "null_hi", "heldout_lo"], "table")
-    ins = table["r_lo"] > 0
-    beats = table["r"] > table["null_hi"]
-    held = table["heldout_lo"] > 0
-    return {"rows": int(len(table)), "in_sample": int(ins.sum()), "beats_null": int(beats.sum()),
-            "held_out": int(held.sum()), "all_three": int((ins & beats & held).sum())}
+    _require(table, ["r", "null_hi"], "table")
+    words = [validity.verdict_words(row) for _, row in table.iterrows()]
+    return {"rows": int(len(table)), "tracks": sum(bool(w["tracks"]) for w in words),
+            "not_shown": sum(not w["tracks"] for w in words),
+            "too_noisy": sum(w["verdict"] == validity.VERDICT_TOO_NOISY for w in words),
+            "above_null": int((table["r"] > table["null_hi"]).sum())}
 
 
 def lead_phrase(table: pd.DataFrame, *, first: str = "rabbi", second: str = "avg_gap") -> str:
     """Compare two metrics' in-sample and held-out r at one k, in words: who leads in-sample, by how much, and
-    whether the lead survives out of sample (held-out ranges that overlap are no lead).
+    whether a lead holds out of sample. Held out a metric leads only when it tracks the gap
+    (:func:`allocbias.validity.verdict_words`) and the two held-out r's 95% sampling intervals
+    (``heldout_ci_lo, heldout_ci_hi``) do not overlap.
 
-    ``table`` has one row per metric (column ``metric``) with ``r``, ``heldout_mean``, ``heldout_lo``,
-    ``heldout_hi``.
+    ``table`` has one row per metric (column ``metric``) with ``r`` and the columns of the verdict.
 
-    >>> t = pd.DataFrame({"metric": ["rabbi", "avg_gap"], "r": [0.62, 0.60], "heldout_mean": [0.10, 0.11],
-    ...                   "heldout_lo": [0.0, 0.01], "heldout_hi": [0.2, 0.21]})
+    >>> t = pd.DataFrame({"metric": ["rabbi", "avg_gap"], "gap": "dDP", "r": [0.62, 0.60],
+    ...                   "heldout_mean": [0.10, 0.11], "heldout_ci_lo": [-0.1, -0.1], "heldout_ci_hi": [0.3, 0.3],
+    ...                   "heldout_null_lo": -0.15, "heldout_null_hi": 0.15, "ceiling": 0.5})
     >>> lead_phrase(t)
-    'RABBI leads δ in-sample by 0.02 in r, and held out the two cannot be told apart (r = 0.10 and 0.11)'
+    'RABBI leads δ in-sample by 0.02 in r, and held out neither is shown to track ΔDP at this size (r = 0.10 and 0.11)'
     """
-    _require(table, ["metric", "r", "heldout_mean", "heldout_lo", "heldout_hi"], "table")
+    _require(table, ["metric", "r", "heldout_mean", "heldout_ci_lo", "heldout_ci_hi"], "table")
     rows = {}
     for name in (first, second):
         part = table[table["metric"] == name]
@@ -326,11 +323,19 @@ def lead_phrase(table: pd.DataFrame, *, first: str = "rabbi", second: str = "avg
         ins = f"{na} leads {nb} in-sample by {_fmt(diff)} in r"
     else:
         ins = f"{nb} leads {na} in-sample by {_fmt(-diff)} in r"
-    overlap = a["heldout_lo"] <= b["heldout_hi"] and b["heldout_lo"] <= a["heldout_hi"]
-    held = (f"held out the two cannot be told apart (r = {_fmt(a['heldout_mean'])} and {_fmt(b['heldout_mean'])})"
-            if overlap else
-            f"held out {na if a['heldout_mean'] > b['heldout_mean'] else nb} stays ahead "
-            f"(r = {_fmt(a['heldout_mean'])} against {_fmt(b['heldout_mean'])})")
+    gap = _gap_label(a)
+    track_a, track_b = (bool(validity.verdict_words(x)["tracks"]) for x in (a, b))
+    overlap = a["heldout_ci_lo"] <= b["heldout_ci_hi"] and b["heldout_ci_lo"] <= a["heldout_ci_hi"]
+    ahead_a = a["heldout_mean"] > b["heldout_mean"]
+    if not (track_a or track_b):
+        held = (f"held out neither is shown to track {gap} at this size (r = {_fmt(a['heldout_mean'])} and "
+                f"{_fmt(b['heldout_mean'])})")
+    elif overlap or not (track_a if ahead_a else track_b):
+        held = (f"held out the two cannot be told apart (r = {_fmt(a['heldout_mean'])} and "
+                f"{_fmt(b['heldout_mean'])}, overlapping 95% intervals)")
+    else:
+        held = (f"held out {na if ahead_a else nb} stays ahead (r = {_fmt(a['heldout_mean'])} against "
+                f"{_fmt(b['heldout_mean'])}, 95% intervals apart)")
     return f"{ins}, and {held}"
 
 
@@ -357,15 +362,16 @@ def ndcg_phrase(row: Mapping[str, float], *, what: str = "the models") -> str:
             f"ordering ({_fmt(row['random_ndcg'])} on average, {_fmt(row['random_hi'])} at its 97.5th percentile)")
 
 
-def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") -> str:
-    """The counts of :func:`survival_counts` in one sentence.
+def verdict_count_phrase(counts: Mapping[str, int], *, what: str = "correlations", gap: str = "the gap") -> str:
+    """The counts of :func:`verdict_counts` in one sentence: the verdicts first, the in-sample null after, as a
+    described control.
 
-    >>> survival_phrase({"rows": 36, "in_sample": 30, "beats_null": 2, "held_out": 1, "all_three": 0})
-    'of the 36 correlations, 30 are positive in-sample, 2 exceed the permutation null and 1 stays positive held out; none passes all three'
-    >>> survival_phrase({"rows": 4, "in_sample": 4, "beats_null": 4, "held_out": 4, "all_three": 4}, what="rows")
-    'of the 4 rows, all 4 are positive in-sample, all 4 exceed the permutation null and all 4 stay positive held out; all 4 pass all three'
+    >>> verdict_count_phrase({"rows": 36, "tracks": 2, "not_shown": 34, "too_noisy": 20, "above_null": 30})
+    'of the 36 correlations, 2 track the gap out of sample and 34 are not shown at this size, 20 of them because the gap is too noisy for any metric to be tested; 30 lie above their in-sample permutation null, which by itself is no verdict'
+    >>> verdict_count_phrase({"rows": 4, "tracks": 0, "not_shown": 4, "too_noisy": 0, "above_null": 0}, what="rows")
+    'of the 4 rows, none tracks the gap out of sample and all 4 are not shown at this size, none of them because the gap is too noisy for any metric to be tested; none lies above its in-sample permutation null, which by itself is no verdict'
     """
-    for key in ("rows", "in_sample", "beats_null", "held_out", "all_three"):
+    for key in ("rows", "tracks", "not_shown", "too_noisy", "above_null"):
         if key not in counts:
             raise ValueError(f"counts lacks {key!r}")
     n = int(counts["rows"])
@@ -378,10 +384,56 @@ def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") ->
             return f"none {one}"
         return f"{value} {one if value == 1 else many}"
 
-    head = (f"of the {n} {what}, {part(counts['in_sample'], 'is positive in-sample', 'are positive in-sample')}, "
-            f"{part(counts['beats_null'], 'exceeds the permutation null', 'exceed the permutation null')} and "
-            f"{part(counts['held_out'], 'stays positive held out', 'stay positive held out')}")
-    return f"{head}; {part(counts['all_three'], 'passes all three', 'pass all three')}"
+    noisy = int(counts["too_noisy"])
+    reason = "because the gap is too noisy for any metric to be tested"
+    return (f"of the {n} {what}, {part(counts['tracks'], f'tracks {gap} out of sample', f'track {gap} out of sample')}"
+            f" and {part(counts['not_shown'], 'is not shown at this size', 'are not shown at this size')}, "
+            f"{'none' if noisy == 0 else noisy} of them {reason}; "
+            f"{part(counts['above_null'], 'lies above its in-sample permutation null', 'lie above their in-sample permutation null')}, "
+            "which by itself is no verdict")
+
+
+def closest_verdict_phrase(table: pd.DataFrame) -> str:
+    """The row of a controls table whose verdict is the closest call, in words with the digits that decide it:
+    the lower end of the held-out r's 95% interval against the larger of 0 and the 97.5th percentile of the
+    held-out null (:func:`allocbias.validity.verdict_words`' threshold), to three decimals.
+
+    >>> t = pd.DataFrame({"data set": ["a", "b"], "metric": ["rabbi", "avg_gap"], "k": [1, 2],
+    ...                   "heldout_ci_lo": [-0.2, 0.024], "heldout_null_hi": [0.1, 0.103]})
+    >>> closest_verdict_phrase(t)
+    "the closest call is b, δ at k = 2: the interval's lower end 0.024 against the threshold 0.103 (not shown)"
+    """
+    _require(table, ["data set", "metric", "k", "heldout_ci_lo", "heldout_null_hi"], "table")
+    threshold = table["heldout_null_hi"].clip(lower=0.0)
+    margin = (table["heldout_ci_lo"] - threshold).abs()
+    if not margin.notna().any():
+        raise ValueError("table has no row with a held-out interval and null")
+    row = table.loc[margin.idxmin()]
+    word = "tracks" if row["heldout_ci_lo"] > threshold[margin.idxmin()] else "not shown"
+    return (f"the closest call is {row['data set']}, {METRIC_NAMES.get(row['metric'], row['metric'])} at "
+            f"k = {int(row['k'])}: the interval's lower end {row['heldout_ci_lo']:.3f} against the threshold "
+            f"{threshold[margin.idxmin()]:.3f} ({word})")
+
+
+def closest_testable_phrase(table: pd.DataFrame) -> str:
+    """The row of a controls table whose "gap too noisy to test" call is the closest, with its digits: the ceiling
+    (square root of the gap's split-half reliability) against the 97.5th percentile of the held-out null
+    (:func:`allocbias.validity.verdict_words`' rule), to three decimals.
+
+    >>> t = pd.DataFrame({"data set": ["a", "b"], "metric": ["rabbi", "jsd"], "k": [1, 1],
+    ...                   "ceiling": [0.221, 0.2], "heldout_null_hi": [0.14, 0.6]})
+    >>> closest_testable_phrase(t)
+    'the closest call on whether the gap can be tested is a, RABBI at k = 1: ceiling 0.221 against 0.140 (testable)'
+    """
+    _require(table, ["data set", "metric", "k", "ceiling", "heldout_null_hi"], "table")
+    margin = (table["ceiling"] - table["heldout_null_hi"]).abs()
+    if not margin.notna().any():
+        raise ValueError("table has no row with a ceiling and a held-out null")
+    row = table.loc[margin.idxmin()]
+    word = "testable" if row["ceiling"] > row["heldout_null_hi"] else "too noisy"
+    return (f"the closest call on whether the gap can be tested is {row['data set']}, "
+            f"{METRIC_NAMES.get(row['metric'], row['metric'])} at k = {int(row['k'])}: ceiling {row['ceiling']:.3f} "
+            f"against {row['heldout_null_hi']:.3f} ({word})")
 
 
 def qualified_balance_phrase(counts: Mapping[str, tuple[int, int]]) -> str:
@@ -401,59 +453,66 @@ def qualified_balance_phrase(counts: Mapping[str, tuple[int, int]]) -> str:
     return "; ".join(parts)
 
 
-def floor_phrase(names: Mapping[str, float], placebo: Mapping[str, float], *, metric: str = "rabbi") -> str:
-    """Set a metric's in-sample r on real groups beside its r on placebo groups (irrelevant edits), in words: the
-    names' r is "no stronger" when it lies within the placebo r's confidence interval or below it.
+def floor_phrase(names: Mapping[str, Any], placebo: Mapping[str, Any], *, metric: str = "rabbi") -> str:
+    """Set a metric's in-sample r on real groups beside its r on placebo groups (irrelevant edits), in words, then
+    give the verdict on the names (:func:`allocbias.validity.verdict_words`): the in-sample comparison is "no
+    stronger than the placebo floor" when the names' r lies within the placebo r's confidence interval or below it,
+    and the names' r is also set against its own permutation null. Neither in-sample comparison is the verdict.
 
-    >>> floor_phrase({"r": 0.60}, {"r": 0.55, "r_lo": 0.45, "r_hi": 0.64})
-    'RABBI correlates with ΔDP at r = 0.60 across the names and at r = 0.55 across placebo edits that change nothing relevant: no stronger than the floor'
-    >>> floor_phrase({"r": 0.80}, {"r": 0.40, "r_lo": 0.30, "r_hi": 0.50}).endswith("above the floor")
-    True
+    >>> held = {"heldout_mean": 0.1, "heldout_ci_lo": -0.2, "heldout_ci_hi": 0.4, "heldout_null_lo": -0.3,
+    ...         "heldout_null_hi": 0.3, "ceiling": 0.6}
+    >>> floor_phrase({"r": 0.60, "null_lo": 0.5, "null_hi": 0.7, **held}, {"r": 0.55, "r_lo": 0.45, "r_hi": 0.64})
+    'RABBI correlates with ΔDP at r = 0.60 across the names and at r = 0.55 across placebo edits that change nothing relevant, no stronger than that floor in-sample and within its own permutation null; held out it is not shown to track ΔDP at this size'
     """
-    for side, row, keys in (("names", names, ("r",)), ("placebo", placebo, ("r", "r_lo", "r_hi"))):
+    for side, row, keys in (("names", names, ("r", "null_lo", "null_hi")), ("placebo", placebo, ("r", "r_lo", "r_hi"))):
         for key in keys:
             if key not in row or not np.isfinite(float(row[key])):
                 raise ValueError(f"{side} needs a finite {key!r}")
-    verdict = "no stronger than the floor" if names["r"] <= placebo["r_hi"] else "above the floor"
+    floor = "no stronger than that floor" if names["r"] <= placebo["r_hi"] else "stronger than that floor"
+    null = validity.control_words(names)["null"]
+    null_words = {"above": "above", "inside": "within", "below": "below"}[null]
+    verdict = validity.verdict_words(names, gap="ΔDP")["short"]
     return (f"{METRIC_NAMES.get(metric, metric)} correlates with ΔDP at r = {_fmt(names['r'])} across the names and "
-            f"at r = {_fmt(placebo['r'])} across placebo edits that change nothing relevant: {verdict}")
+            f"at r = {_fmt(placebo['r'])} across placebo edits that change nothing relevant, {floor} in-sample and "
+            f"{null_words} its own permutation null; held out it {verdict}")
 
 
 def choice_phrase(table: pd.DataFrame) -> str:
-    """What the controls leave for choosing a bias metric, from one row per (data set, metric) at one k: the
-    metrics whose correlation passes all three checks (positive in-sample, above the null, held out) in every
-    data set, in some, or in none.
+    """What the verdicts leave for choosing a bias metric, from one row per (data set, metric) at one k: the
+    metrics that track the gap out of sample (:func:`allocbias.validity.verdict_words`) in every data set, in
+    some, or in none.
 
     >>> t = pd.DataFrame({"data set": ["a", "a", "b", "b"], "metric": ["rabbi", "avg_gap"] * 2,
-    ...                   "r": [0.6, 0.6, 0.5, 0.1], "r_lo": [0.5, 0.5, 0.4, -0.1], "null_hi": [0.2] * 4,
-    ...                   "heldout_lo": [0.1, 0.1, 0.1, -0.1]})
+    ...                   "heldout_mean": 0.3, "heldout_ci_lo": [0.2, 0.2, 0.2, -0.1], "heldout_ci_hi": 0.5,
+    ...                   "heldout_null_lo": -0.1, "heldout_null_hi": 0.1, "ceiling": 0.6})
     >>> choice_phrase(t)
-    'RABBI passes all three checks in every data set, δ in 1 of 2'
-    >>> choice_phrase(t.assign(heldout_lo=[0.1, -0.1, -0.1, -0.1]))
-    'RABBI passes all three checks in 1 of 2 data sets; δ in none: no metric survives the controls in every data set, so these data give no reason to prefer one metric to another for predicting selection-rate gaps'
-    >>> choice_phrase(t.assign(heldout_lo=-0.1))
-    'no metric passes all three checks in any data set, so these data cannot rank the metrics by how well they predict the selection-rate gap'
+    'RABBI tracks the gap out of sample in every data set, δ in 1 of 2'
+    >>> choice_phrase(t.assign(heldout_ci_lo=[0.2, -0.1, -0.1, -0.1]))
+    'RABBI tracks the gap out of sample in 1 of 2 data sets; δ in none: no metric is shown to track the gap in every data set, so these data give no reason to prefer one metric to another for predicting selection-rate gaps'
+    >>> choice_phrase(t.assign(heldout_ci_lo=-0.1))
+    'no metric is shown to track the gap out of sample in any data set at this size, so these data cannot rank the metrics by how well they predict the selection-rate gap'
     """
-    _require(table, ["data set", "metric", "r", "r_lo", "null_hi", "heldout_lo"], "table")
-    ok = (table["r_lo"] > 0) & (table["r"] > table["null_hi"]) & (table["heldout_lo"] > 0)
+    _require(table, ["data set", "metric"], "table")
+    ok = pd.Series([bool(validity.verdict_words(row)["tracks"]) for _, row in table.iterrows()], index=table.index)
     n_sets = int(table["data set"].nunique())
     passed = ok.groupby(table["metric"], sort=False).sum()
     if passed.sum() == 0:
-        return ("no metric passes all three checks in any data set, so these data cannot rank the metrics by how "
-                "well they predict the selection-rate gap")
+        return ("no metric is shown to track the gap out of sample in any data set at this size, so these data "
+                "cannot rank the metrics by how well they predict the selection-rate gap")
     parts = []
     for metric, count in passed.sort_values(ascending=False, kind="mergesort").items():
         name = METRIC_NAMES.get(metric, metric)
         if count == n_sets:
-            parts.append(f"{name} passes all three checks in every data set" if not parts else f"{name} in every one")
+            parts.append(f"{name} tracks the gap out of sample in every data set" if not parts
+                         else f"{name} in every one")
         elif count:
-            parts.append(f"{name} passes all three checks in {count} of {n_sets} data sets" if not parts
+            parts.append(f"{name} tracks the gap out of sample in {count} of {n_sets} data sets" if not parts
                          else f"{name} in {count} of {n_sets}")
     none = [METRIC_NAMES.get(m, m) for m, c in passed.items() if c == 0]
     tail = f"; {', '.join(none)} in none" if none else ""
     if passed.max() < n_sets:
-        tail += (": no metric survives the controls in every data set, so these data give no reason to prefer one "
-                 "metric to another for predicting selection-rate gaps")
+        tail += (": no metric is shown to track the gap in every data set, so these data give no reason to prefer "
+                 "one metric to another for predicting selection-rate gaps")
     return ", ".join(parts) + tail
 
 
@@ -463,13 +522,16 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
 
     >>> t = pd.DataFrame({"data set": ["a"], "gap": ["dDP"], "metric": ["rabbi"], "k": [1], "n_points": [10],
     ...                   "r": [0.5], "r_lo": [0.2], "r_hi": [0.7], "null_mean": [0.4], "null_lo": [0.1],
-    ...                   "null_hi": [0.6], "heldout_mean": [0.05], "heldout_lo": [-0.1], "heldout_hi": [0.2],
+    ...                   "null_hi": [0.6], "heldout_mean": [0.05], "heldout_ci_lo": [-0.1], "heldout_ci_hi": [0.2],
+    ...                   "heldout_null_mean": [0.0], "heldout_null_lo": [-0.15], "heldout_null_hi": [0.16],
     ...                   "reliability": [0.1], "verdict": ["v"]})
-    >>> table1_view(t).iloc[0].to_dict()["r [95% CI]"], table1_view(t).iloc[0].to_dict()["held-out r [95% range]"]
-    ('0.50 [0.20, 0.70]', '0.05 [−0.10, 0.20]')
+    >>> view = table1_view(t).iloc[0].to_dict()
+    >>> view["r [95% CI]"], view["held-out r [95% CI]"], view["held-out null [95% range]"]
+    ('0.50 [0.20, 0.70]', '0.05 [−0.10, 0.20]', '0.00 [−0.15, 0.16]')
     """
     need = ["data set", "gap", "metric", "k", "n_points", "r", "r_lo", "r_hi", "null_mean", "null_lo", "null_hi",
-            "heldout_mean", "heldout_lo", "heldout_hi", "reliability", "verdict"]
+            "heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_mean", "heldout_null_lo",
+            "heldout_null_hi", "reliability", "verdict"]
     _require(table, need, "table")
 
     def fmt(x: float) -> str:
@@ -485,7 +547,8 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
         "metric": table["metric"].map(METRIC_NAMES).fillna(table["metric"]).to_numpy(),
         "k": table["k"].astype(int).to_numpy(), "points": table["n_points"].astype(int).to_numpy(),
         "r [95% CI]": cell("r", "r_lo", "r_hi"), "shuffled labels [95% range]": cell("null_mean", "null_lo", "null_hi"),
-        "held-out r [95% range]": cell("heldout_mean", "heldout_lo", "heldout_hi"),
+        "held-out r [95% CI]": cell("heldout_mean", "heldout_ci_lo", "heldout_ci_hi"),
+        "held-out null [95% range]": cell("heldout_null_mean", "heldout_null_lo", "heldout_null_hi"),
         "gap reliability": [fmt(x) for x in table["reliability"]], "verdict": table["verdict"].to_numpy(),
     })
 
@@ -504,8 +567,10 @@ class RealScoreFindings(Findings):
     validity
         The paper's Table 1 with controls, one row per (data set, gap, metric, k): in-sample ``r`` with its
         interval, the permutation null (``null_mean``, ``null_lo``, ``null_hi``, ``null_percentile``), the held-out
-        r (``heldout_mean``, ``heldout_lo``, ``heldout_hi``), the gap's split-half ``reliability``, the number of
-        impact ratios below 0.8 and its null, and ``verdict`` (:func:`control_verdict`).
+        r (``heldout_mean``, its range over splits ``heldout_lo``, ``heldout_hi``, its sampling interval
+        ``heldout_ci_lo``, ``heldout_ci_hi`` and its own null ``heldout_null_*``), the gap's split-half
+        ``reliability``, the number of impact ratios below 0.8 and its null, and ``verdict``
+        (:func:`allocbias.validity.verdict_words`).
     points
         The (system, group) points behind the k = 1 scatter of each data set (metric and gap columns).
     lippens_rates
@@ -601,6 +666,7 @@ def real_scores_findings(
     n_perm: int = 200,
     n_splits: int = 50,
     n_boot: int = 10_000,
+    n_boot_heldout: int = 1_000,
     seed: int = 0,
     metric_names: Sequence[str] = METRICS,
     frames: Mapping[str, pd.DataFrame] | None = None,
@@ -616,6 +682,9 @@ def real_scores_findings(
         Permutations of the null and random half splits of the held-out test (the issue's floor: 200 and 50).
     n_boot
         Bootstrap samples of the Lippens vacancies behind the pooled rates' intervals.
+    n_boot_heldout
+        Bootstrap replicates of the held-out r's sampling interval (systems resampled), on which the verdicts rest
+        (:func:`allocbias.validity.verdict_words`).
     seed
         Seed of every random step (permutations, splits, bootstrap).
     metric_names
@@ -650,8 +719,9 @@ def real_scores_findings(
         references = {"lippens": public_scores.LIPPENS_REFERENCE, "recinq": public_scores.RECINQ_REFERENCE,
                       "jderbysh": public_scores.JDERBYSH_REFERENCE, "recinq_placebo": PLACEBO_REFERENCE,
                       "prompt_lab": PROMPT_LAB_REFERENCE}
+    n_boot_heldout = checks.count(n_boot_heldout, "n_boot_heldout", 1)
     return _findings(frames, references, k_max=k_max, n_perm=n_perm, n_splits=n_splits, n_boot=n_boot, seed=seed,
-                     metric_names=metric_names)
+                     metric_names=metric_names, n_boot_heldout=n_boot_heldout)
 
 
 def _controls(name: str, candidates: pd.DataFrame, *, gap: str, metric_names: Sequence[str], **kwargs: Any
@@ -664,7 +734,7 @@ def _controls(name: str, candidates: pd.DataFrame, *, gap: str, metric_names: Se
     table.insert(0, "data set", label)
     if "gap" not in table.columns:
         table.insert(1, "gap", gap)
-    table["verdict"] = [control_verdict(row) for row in table.to_dict("records")]
+    table["verdict"] = validity.verdict_column(table)
     points = result.points.copy()
     points.insert(0, "data set", label)
     if "gap" not in points.columns:
@@ -681,8 +751,10 @@ def _row(table: pd.DataFrame, dataset: str, metric: str, k: int, gap: str = "dDP
 
 
 def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hashable], *, k_max: int | None,
-              n_perm: int, n_splits: int, n_boot: int, seed: int, metric_names: list[str]) -> RealScoreFindings:
-    control = {"n_perm": n_perm, "n_splits": n_splits, "seed": seed, "metric_names": metric_names}
+              n_perm: int, n_splits: int, n_boot: int, seed: int, metric_names: list[str],
+              n_boot_heldout: int = 1_000) -> RealScoreFindings:
+    control = {"n_perm": n_perm, "n_splits": n_splits, "seed": seed, "metric_names": metric_names,
+               "n_boot": n_boot_heldout}
     counts, tables, points, ties, shapes, ndcg = [], [], [], [], [], []
 
     # Lippens: job type = system, vacancy = natural pool of 18, native Belgian men the reference
@@ -792,7 +864,8 @@ def _findings(frames: Mapping[str, pd.DataFrame], references: Mapping[str, Hasha
         counts=counts_table, validity=table, points=all_points, lippens_rates=rates, lippens_ll144=ll,
         ties=pd.DataFrame(ties), ndcg=ndcg_table, shapes=pd.concat(shapes, ignore_index=True), values=scalars,
         phrases=phrases,
-        parameters={"k_max": k_max, "n_perm": n_perm, "n_splits": n_splits, "n_boot": n_boot, "seed": seed,
+        parameters={"k_max": k_max, "n_perm": n_perm, "n_splits": n_splits, "n_boot": n_boot,
+                    "n_boot_heldout": n_boot_heldout, "seed": seed,
                     "metrics": list(metric_names)})
 
 
@@ -847,6 +920,10 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
             scalars[f"{prefix}_null_r_{short}_k1"] = float(row["null_mean"])
             scalars[f"{prefix}_null_hi_{short}_k1"] = float(row["null_hi"])
             scalars[f"{prefix}_heldout_r_{short}_k1"] = float(row["heldout_mean"])
+            scalars[f"{prefix}_heldout_ci_lo_{short}_k1"] = float(row["heldout_ci_lo"])
+            scalars[f"{prefix}_heldout_ci_hi_{short}_k1"] = float(row["heldout_ci_hi"])
+            scalars[f"{prefix}_heldout_null_hi_{short}_k1"] = float(row["heldout_null_hi"])
+            scalars[f"{prefix}_ceiling_{short}_k1"] = float(row["ceiling"])
         row = _row(table, dataset, table["metric"].iloc[0], 1)
         scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
         scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
@@ -877,8 +954,12 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
     lip_k1 = table[(table["data set"] == DATASET_LABELS["lippens"]) & (table["k"] == 1)]
     phrases: dict[str, str] = {
         "lippens_rabbi_verdict_k1": control_verdict(_row(table, "lippens", first_metric, 1)),
-        "survival_all": survival_phrase(survival_counts(main), what="correlations (data set × metric × k)"),
-        "survival_k1": survival_phrase(survival_counts(main[main["k"] == 1]), what="correlations at k = 1"),
+        "lippens_rabbi_null_word_k1": {"above": "above", "inside": "within", "below": "below"}[
+            validity.control_words(_row(table, "lippens", first_metric, 1))["null"]],
+        "survival_all": verdict_count_phrase(verdict_counts(main), what="correlations (data set × metric × k)"),
+        "closest_verdict_all": closest_verdict_phrase(main),
+        "closest_testable_all": closest_testable_phrase(main),
+        "survival_k1": verdict_count_phrase(verdict_counts(main[main["k"] == 1]), what="correlations at k = 1"),
         "choice_k1": choice_phrase(main[main["k"] == 1]),
         "ndcg_models_phrase": ndcg_phrase(rows_n1["ndcg_models"],
                                           what=f"the {scalars['ndcg_models_n_systems']} models"),
