@@ -73,6 +73,10 @@ __all__ = [
     "AuditError",
     "ALL_JOBS",
     "AuditResult",
+    "RELIABLE",
+    "audit_size_table",
+    "forecast_table",
+    "size_words",
     "escape_markdown",
     "export_html",
     "figure_comparison",
@@ -749,6 +753,120 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
         out["auc_di"] = keyed.reindex(keys)["auc_di"].to_numpy()
         out["p_fair"] = keyed.reindex(keys)["p_fair"].to_numpy()
     return out.reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# is this audit large enough?
+# ----------------------------------------------------------------------------------------------------------------
+#: The reliability an audit's gaps should reach before they are read one by one (the usual bar for a measurement;
+#: the book's chapter "How large must an audit be?").
+RELIABLE = 0.8
+
+
+def audit_size_table(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: int, *, n_splits: int = 50,
+                     reference: str = D.REFERENCE_GROUP, target: float = RELIABLE) -> pd.DataFrame:
+    r"""How reliable the audit's selection-rate gaps are over its names, and how many names would make them reliable.
+
+    The names of each job and group are split at random into two halves (``n_splits`` seeded splits,
+    :func:`allocbias.measures.reliability.split_half_reliability`); the gaps ΔDP of every (job, group) point are
+    computed from each half's candidates alone (the same pools as the report: ``rounds`` per job) and correlated
+    between halves. That is the reliability of a gap measured with half the names; Spearman–Brown
+    (:func:`~allocbias.measures.reliability.spearman_brown`) carries it to all the names, and
+    :func:`~allocbias.measures.reliability.size_for_reliability` gives the names per group that ``target`` needs.
+
+    One row per ``k``: ``names_per_group``, ``names_per_half``, ``n_points``, ``reliability_half`` with its range
+    over the splits (``split_lo``, ``split_hi``), ``reliability`` (at all the names), ``names_for_target``
+    (``NaN`` when the half reliability is not positive: no basis to extrapolate) and ``target``. Needs at least 2
+    names per group and job.
+    """
+    from .measures.reliability import size_for_reliability, spearman_brown, split_half_reliability
+
+    require_columns(scores, ["job", "group", "full_name", "qualified", "score"], "scores")
+    names = int(scores.groupby(["job", "group"])["full_name"].nunique().min())
+    if names < 2:
+        raise AuditError(f"the audit has {names} name per group and job: splitting names in halves needs at least 2 "
+                         "(--names-per-group 2 or more)")
+    half = names // 2
+    rows = []
+    for kk in k:
+        def gaps(part: pd.DataFrame, kk: int = int(kk)) -> pd.Series:
+            point = _selection_point(part, [kk], rounds, seed, reference)
+            point = point[(point["job"] != ALL_JOBS) & (point["group"] != reference)]
+            return point.set_index(["job", "group"])["dDP"]
+
+        res = split_half_reliability(scores, value=None, statistic=gaps, system=["job", "group"], group="group",
+                                     pool="full_name", n_splits=n_splits, seed=seed)
+        rho = float(res.reliability)
+        rows.append({"k": int(kk), "names_per_group": names, "names_per_half": half, "n_points": int(res.n_points),
+                     "reliability_half": rho, "split_lo": float(res.lo), "split_hi": float(res.hi),
+                     "reliability": float(spearman_brown(max(rho, 0.0), names / half)),
+                     "names_for_target": float(size_for_reliability(rho, half, target)) if rho > 0 else np.nan,
+                     "target": target})
+    return pd.DataFrame(rows)
+
+
+def forecast_table(scores: pd.DataFrame, k: int, seed: int, *, reference: str = D.REFERENCE_GROUP,
+                   n_splits: int = 50, n_boot: int = 200, n_perm: int = 100) -> pd.DataFrame:
+    """Which statistic, computed on half of the audit's résumés, best forecasts the other half's gaps ΔDP:
+    :func:`allocbias.measures.reliability.forecast_test` over the (job, group) points, one draw per group from
+    each job's candidates of a résumé (the jobs are the systems, the résumés the pools that are split; with fewer
+    than 3 jobs, all audited résumés form one system and the interval resamples its groups). Rows: RABBI,
+    the average gap, JSD, EMD and the gap itself, with the held-out r, its interval (bootstrap over the jobs), its
+    permutation null and the difference from the gap's own held-out r (``vs_gap``)."""
+    from .measures.reliability import forecast_test
+
+    require_columns(scores, ["job", "group", "resume_id", "score"], "scores")
+    if scores["job"].nunique() >= 3:
+        return forecast_test(scores, reference=reference, k=int(k), design="draws", system="job", pool="resume_id",
+                             n_splits=n_splits, n_boot=n_boot, n_perm=n_perm, seed=seed)
+    # one or two jobs: too few to resample; one system of all the audited résumés, its group points resampled
+    pooled = scores.assign(_all="all jobs", _pool=scores["job"].astype(str) + "/" + scores["resume_id"].astype(str))
+    return forecast_test(pooled, reference=reference, k=int(k), design="draws", system="_all", pool="_pool",
+                         n_splits=n_splits, n_boot=n_boot, n_perm=n_perm, seed=seed)
+
+
+#: How the report names the statistics of :func:`forecast_table`.
+_STATISTIC_NAMES = {"rabbi": "RABBI", "avg_gap": "the average score gap δ", "jsd": "JSD", "emd": "EMD",
+                    "gap": "the observed gap"}
+
+
+def size_words(size: pd.DataFrame, forecast: pd.DataFrame | None = None) -> str:
+    """The report's sentence on the audit's size, from :func:`audit_size_table` (first ``k``) and optionally
+    :func:`forecast_table`: how reliable the gaps are, how many names would make them reliable, and whether any
+    statistic forecasts the other half's gaps better than the gaps themselves.
+
+    >>> s = pd.DataFrame({"k": [1], "names_per_group": [2], "names_per_half": [1], "reliability_half": [0.2],
+    ...                   "reliability": [0.333], "names_for_target": [16.0], "target": [0.8]})
+    >>> size_words(s)
+    'The gaps are not reliable at this size: two halves of the names agree at r = 0.20, so all 2 names per group give a reliability of about 0.33 (Spearman–Brown); about 16 names per group would give 0.8.'
+    """
+    row = size.iloc[0]
+    rel, tgt = float(row["reliability"]), float(row["target"])
+    verdict = ("The gaps are reliable at this size" if rel >= tgt else
+               "The gaps are only moderately reliable at this size" if rel >= 0.5 else
+               "The gaps are not reliable at this size")
+    text = (f"{verdict}: two halves of the names agree at r = {row['reliability_half']:.2f}, so all "
+            f"{int(row['names_per_group'])} names per group give a reliability of about {rel:.2f} (Spearman–Brown)")
+    need = row["names_for_target"]
+    if np.isnan(need):
+        text += "; the halves do not agree at all, so no number of names can be read from them."
+    elif rel < tgt:
+        text += f"; about {int(np.ceil(need)):,} names per group would give {tgt:g}."
+    else:
+        text += "."
+    if forecast is not None and len(forecast):
+        from .measures.validity import verdict_words
+
+        f = forecast[forecast["statistic"] != "gap"]
+        best = f.loc[f["heldout_r"].idxmax()]
+        words = verdict_words(best, gap="ΔDP")
+        text += (f" Of the statistics computed on half the résumés, {_STATISTIC_NAMES.get(best['statistic'], best['statistic'])}"
+                 f" forecasts the other half's gaps best (held-out r = {best['heldout_r']:.2f} "
+                 f"[{best['ci_lo']:.2f}, {best['ci_hi']:.2f}]) and {words['phrase']}; "
+                 + ("it forecasts them better than the observed gaps themselves, beyond sampling error."
+                    if best["vs_gap_lo"] > 0 else
+                    "no statistic forecasts them better than the observed gaps do, beyond sampling error."))
+    return text
 
 
 def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
