@@ -228,8 +228,8 @@ def test_control_words_follow_the_numbers():
 
     base = {"null_lo": 0.4, "null_hi": 0.8}
     assert control_words(base | {"r": 0.85, "heldout_lo": 0.2})["verdict"] == "survives both controls"
-    assert control_words(base | {"r": 0.85, "heldout_lo": -0.2})["verdict"] == "survives the null only"
-    assert control_words(base | {"r": 0.6, "heldout_lo": 0.01})["verdict"] == "survives the held-out test only"
+    assert control_words(base | {"r": 0.85, "heldout_lo": -0.2})["verdict"] == "survives the null but not the held-out test"
+    assert control_words(base | {"r": 0.6, "heldout_lo": 0.01})["verdict"] == "survives the held-out test but not the null"
     assert control_words(base | {"r": 0.3, "heldout_lo": 0.0}) == {
         "null": "below", "heldout": "does not hold", "verdict": "survives neither control"}
     with pytest.raises(ValueError, match="no 'heldout_lo'"):

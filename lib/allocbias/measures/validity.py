@@ -1374,8 +1374,8 @@ def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
       percentile), ``"below"`` (under its 2.5th) or ``"inside"``;
     * ``heldout``: ``"holds"`` when the held-out r's 95% range over the splits stays above 0, else ``"does not
       hold"``;
-    * ``verdict``: ``"survives both controls"``, ``"survives the held-out test only"``, ``"survives the null
-      only"`` or ``"survives neither control"``.
+    * ``verdict``: ``"survives both controls"``, ``"survives the held-out test but not the null"``, ``"survives
+      the null but not the held-out test"`` or ``"survives neither control"``.
 
     >>> control_words({"r": 0.9, "null_lo": 0.5, "null_hi": 0.8, "heldout_lo": 0.1})["verdict"]
     'survives both controls'
@@ -1388,8 +1388,9 @@ def control_words(row: Mapping[str, float] | pd.Series) -> dict[str, str]:
     r, lo, hi, held = (float(row[k]) for k in ("r", "null_lo", "null_hi", "heldout_lo"))
     null = "above" if r > hi else "below" if r < lo else "inside"
     holds = bool(held > 0)
-    verdict = ("survives both controls" if null == "above" and holds else "survives the held-out test only" if holds
-               else "survives the null only" if null == "above" else "survives neither control")
+    verdict = ("survives both controls" if null == "above" and holds
+               else "survives the held-out test but not the null" if holds
+               else "survives the null but not the held-out test" if null == "above" else "survives neither control")
     return {"null": null, "heldout": "holds" if holds else "does not hold", "verdict": verdict}
 
 

@@ -280,21 +280,28 @@ def control_verdict(row: Mapping[str, float]) -> str:
     return f"positive in-sample, but {null} and not held out"
 
 
-def survival_counts(table: pd.DataFrame) -> dict[str, int]:
+def survival_counts(table: pd.DataFrame) -> dict[str, float]:
     """How many rows of a controls table hold in-sample (``r_lo > 0``), beat the null (``r > null_hi``) and hold
-    out of sample (``heldout_lo > 0``), and how many pass all three.
+    out of sample (``heldout_lo > 0``), and how many pass all three; with the range of the held-out mean r
+    (``heldout_mean``, where that column exists) over the rows that hold out, so that a phrase can say how small
+    "above zero" is (``held_out_r_min``, ``held_out_r_max``; NaN when no row holds out).
 
     >>> t = pd.DataFrame({"r": [0.6, 0.6, 0.1], "r_lo": [0.5, 0.5, -0.1], "null_hi": [0.2, 0.7, 0.2],
-    ...                   "heldout_lo": [0.1, 0.1, -0.1]})
+    ...                   "heldout_lo": [0.1, 0.1, -0.1], "heldout_mean": [0.2, 0.03, 0.0]})
     >>> survival_counts(t)
-    {'rows': 3, 'in_sample': 2, 'beats_null': 1, 'held_out': 2, 'all_three': 1}
+    {'rows': 3, 'in_sample': 2, 'beats_null': 1, 'held_out': 2, 'all_three': 1, 'held_out_r_min': 0.03, 'held_out_r_max': 0.2}
     """
     _require(table, ["r", "r_lo", "null_hi", "heldout_lo"], "table")
     ins = table["r_lo"] > 0
     beats = table["r"] > table["null_hi"]
     held = table["heldout_lo"] > 0
-    return {"rows": int(len(table)), "in_sample": int(ins.sum()), "beats_null": int(beats.sum()),
-            "held_out": int(held.sum()), "all_three": int((ins & beats & held).sum())}
+    out: dict[str, float] = {"rows": int(len(table)), "in_sample": int(ins.sum()), "beats_null": int(beats.sum()),
+                             "held_out": int(held.sum()), "all_three": int((ins & beats & held).sum())}
+    if "heldout_mean" in table:
+        kept = table.loc[held, "heldout_mean"]
+        out["held_out_r_min"] = float(kept.min()) if len(kept) else float("nan")
+        out["held_out_r_max"] = float(kept.max()) if len(kept) else float("nan")
+    return out
 
 
 def lead_phrase(table: pd.DataFrame, *, first: str = "rabbi", second: str = "avg_gap") -> str:
@@ -356,20 +363,23 @@ def ndcg_phrase(row: Mapping[str, float], *, what: str = "the models") -> str:
             f"ordering ({_fmt(row['random_ndcg'])} on average, {_fmt(row['random_hi'])} at its 97.5th percentile)")
 
 
-def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") -> str:
-    """The counts of :func:`survival_counts` in one sentence.
+def survival_phrase(counts: Mapping[str, float], *, what: str = "correlations") -> str:
+    """The counts of :func:`survival_counts` in one sentence. A held-out r whose range stays above zero can
+    still be tiny, so where the counts carry the range of the held-out r (``held_out_r_min``,
+    ``held_out_r_max``) the sentence gives it rather than calling the correlation "positive held out".
 
     >>> survival_phrase({"rows": 36, "in_sample": 30, "beats_null": 2, "held_out": 1, "all_three": 0})
-    'of the 36 correlations, 30 are positive in-sample, 2 exceed the permutation null and 1 stays positive held out; none passes all three'
-    >>> survival_phrase({"rows": 4, "in_sample": 4, "beats_null": 4, "held_out": 4, "all_three": 4}, what="rows")
-    'of the 4 rows, all 4 are positive in-sample, all 4 exceed the permutation null and all 4 stay positive held out; all 4 pass all three'
+    'of the 36 correlations, 30 are positive in-sample, 2 exceed the permutation null and 1 keeps a held-out r above zero; none passes all three'
+    >>> survival_phrase({"rows": 4, "in_sample": 4, "beats_null": 4, "held_out": 4, "all_three": 4,
+    ...                  "held_out_r_min": 0.03, "held_out_r_max": 0.25}, what="rows")
+    'of the 4 rows, all 4 are positive in-sample, all 4 exceed the permutation null and all 4 keep a held-out r above zero, of only 0.03 to 0.25; all 4 pass all three'
     """
     for key in ("rows", "in_sample", "beats_null", "held_out", "all_three"):
         if key not in counts:
             raise ValueError(f"counts lacks {key!r}")
     n = int(counts["rows"])
 
-    def part(value: int, one: str, many: str) -> str:
+    def part(value: float, one: str, many: str) -> str:
         value = int(value)
         if value == n and n > 1:
             return f"all {n} {many}"
@@ -377,28 +387,42 @@ def survival_phrase(counts: Mapping[str, int], *, what: str = "correlations") ->
             return f"none {one}"
         return f"{value} {one if value == 1 else many}"
 
+    held = part(counts["held_out"], "keeps a held-out r above zero", "keep a held-out r above zero")
+    lo, hi = counts.get("held_out_r_min", float("nan")), counts.get("held_out_r_max", float("nan"))
+    if int(counts["held_out"]) > 0 and np.isfinite(lo) and np.isfinite(hi):
+        held += f", of only {_fmt(lo)}" if abs(hi - lo) < 0.005 else f", of only {_fmt(lo)} to {_fmt(hi)}"
     head = (f"of the {n} {what}, {part(counts['in_sample'], 'is positive in-sample', 'are positive in-sample')}, "
             f"{part(counts['beats_null'], 'exceeds the permutation null', 'exceed the permutation null')} and "
-            f"{part(counts['held_out'], 'stays positive held out', 'stay positive held out')}")
+            f"{held}")
     return f"{head}; {part(counts['all_three'], 'passes all three', 'pass all three')}"
 
 
 def floor_phrase(names: Mapping[str, float], placebo: Mapping[str, float], *, metric: str = "rabbi") -> str:
     """Set a metric's in-sample r on real groups beside its r on placebo groups (irrelevant edits), in words: the
-    names' r is "no stronger" when it lies within the placebo r's confidence interval or below it.
+    names' r is "no stronger than the floor" when it lies within the placebo r's confidence interval or below it.
+    Where ``names`` also carries its own permutation null (``null_mean``, ``null_hi``) and the names' r does not
+    exceed that null's 97.5th percentile, the phrase says so: an r that shuffled labels reproduce is above no floor.
 
     >>> floor_phrase({"r": 0.60}, {"r": 0.55, "r_lo": 0.45, "r_hi": 0.64})
     'RABBI correlates with ΔDP at r = 0.60 across the names and at r = 0.55 across placebo edits that change nothing relevant: no stronger than the floor'
     >>> floor_phrase({"r": 0.80}, {"r": 0.40, "r_lo": 0.30, "r_hi": 0.50}).endswith("above the floor")
     True
+    >>> floor_phrase({"r": 0.86, "null_mean": 0.86, "null_hi": 0.88}, {"r": 0.80, "r_lo": 0.77, "r_hi": 0.82})[-93:]
+    'but shuffled labels give the names the same r (0.86 on average), so it is above no floor at all'
     """
     for side, row, keys in (("names", names, ("r",)), ("placebo", placebo, ("r", "r_lo", "r_hi"))):
         for key in keys:
             if key not in row or not np.isfinite(float(row[key])):
                 raise ValueError(f"{side} needs a finite {key!r}")
+    head = (f"{METRIC_NAMES.get(metric, metric)} correlates with ΔDP at r = {_fmt(names['r'])} across the names and "
+            f"at r = {_fmt(placebo['r'])} across placebo edits that change nothing relevant")
+    own_null = "null_hi" in names and "null_mean" in names and np.isfinite(float(names["null_hi"]))
+    if own_null and names["r"] <= names["null_hi"]:
+        return (f"{head}; the names' r is {'above' if names['r'] > placebo['r_hi'] else 'within'} the placebo r's "
+                f"interval, but shuffled labels give the names the same r ({_fmt(names['null_mean'])} on average), "
+                f"so it is above no floor at all")
     verdict = "no stronger than the floor" if names["r"] <= placebo["r_hi"] else "above the floor"
-    return (f"{METRIC_NAMES.get(metric, metric)} correlates with ΔDP at r = {_fmt(names['r'])} across the names and "
-            f"at r = {_fmt(placebo['r'])} across placebo edits that change nothing relevant: {verdict}")
+    return f"{head}: {verdict}"
 
 
 def choice_phrase(table: pd.DataFrame) -> str:
@@ -819,6 +843,20 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         row = _row(table, dataset, table["metric"].iloc[0], 1)
         scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
         scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
+    # the exercises' answers: the metric whose held-out r comes closest to the gap's ceiling on Lippens at k = 1,
+    # and the smallest impact ratio at the largest k of the pooled rates
+    lip_rows = table[(table["data set"] == DATASET_LABELS["lippens"]) & (table["k"] == 1) & (table["gap"] == "dDP")]
+    share = lip_rows["heldout_mean"] / lip_rows["ceiling"]
+    closest = lip_rows.loc[share.idxmax()]
+    scalars["ex_closest_metric"] = METRIC_NAMES.get(str(closest["metric"]), str(closest["metric"]))
+    scalars["ex_closest_share"] = float(share.max())
+    k_top = int(rates["k"].max())
+    at_top = rates[(rates["k"] == k_top) & (rates["group"] != ref)]
+    low_top = at_top.loc[at_top["impact_ratio"].idxmin()]
+    scalars["ex_rates_k"] = k_top
+    scalars["ex_min_ir_top_k"] = float(low_top["impact_ratio"])
+    scalars["ex_min_ir_top_k_group"] = str(low_top["group"])
+    scalars["ex_n_ir_below_08_top_k"] = int((at_top["impact_ratio"] < 0.8).sum())
     eo = _row(table, "jderbysh", table["metric"].iloc[0], 1, gap="dEO")
     scalars["jderbysh_eo_r_k1"] = float(eo["r"])
     scalars["jderbysh_eo_heldout_r_k1"] = float(eo["heldout_mean"])
