@@ -407,7 +407,7 @@ def floor_phrase(names: Mapping[str, float], placebo: Mapping[str, float], *, me
     'RABBI correlates with ΔDP at r = 0.60 across the names and at r = 0.55 across placebo edits that change nothing relevant: no stronger than the floor'
     >>> floor_phrase({"r": 0.80}, {"r": 0.40, "r_lo": 0.30, "r_hi": 0.50}).endswith("above the floor")
     True
-    >>> floor_phrase({"r": 0.86, "null_mean": 0.86, "null_hi": 0.88}, {"r": 0.80, "r_lo": 0.77, "r_hi": 0.82})[-93:]
+    >>> floor_phrase({"r": 0.86, "null_mean": 0.86, "null_hi": 0.88}, {"r": 0.80, "r_lo": 0.77, "r_hi": 0.82})[-95:]
     'but shuffled labels give the names the same r (0.86 on average), so it is above no floor at all'
     """
     for side, row, keys in (("names", names, ("r",)), ("placebo", placebo, ("r", "r_lo", "r_hi"))):
