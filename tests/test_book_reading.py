@@ -8,6 +8,7 @@ element past the article column at 1280 and 800 px in headless Chromium (skipped
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -146,3 +147,27 @@ def test_the_student_edition_keeps_exercises_and_drops_every_solution(smoke_book
         if 'class="solution' not in full:
             problems.append(f"{source.stem}: the full book shows no solution to compare with")
     assert not problems, "\n".join(problems)
+
+
+def test_a_build_with_another_profile_names_it_on_every_chapter(tmp_path):
+    from allocbias.book import PROFILE_BANNER_TAG, mark_profile
+
+    page = tmp_path / "ch.ipynb"
+    page.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+                                          {"cell_type": "code", "metadata": {}, "source": "1", "outputs": []}],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    assert mark_profile(page, "smoke") and mark_profile(page, "smoke")
+    cells = json.loads(page.read_text(encoding="utf-8"))["cells"]
+    banners = [c for c in cells if PROFILE_BANNER_TAG in c["metadata"].get("tags", [])]
+    assert len(banners) == 1 and cells[1] is not None and cells[1]["id"] == "profile-banner"
+    assert "smoke profile" in banners[0]["source"] and cells[0]["source"] == "# Title"
+    assert not mark_profile(page, "default")
+    assert [c["source"] for c in json.loads(page.read_text(encoding="utf-8"))["cells"]] == ["# Title", "1"]
+
+
+def test_every_chapter_has_one_summary():
+    for source in toc_notebooks(root=ROOT):
+        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+        heads = [line for c in cells if c["cell_type"] == "markdown"
+                 for line in "".join(c["source"]).splitlines() if line.strip() == "## Summary"]
+        assert len(heads) == 1, f"{source.stem} has {len(heads)} Summary sections"
