@@ -9,6 +9,7 @@ element past the article column at 1280 and 800 px in headless Chromium (skipped
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -171,3 +172,24 @@ def test_every_chapter_has_one_summary():
         heads = [line for c in cells if c["cell_type"] == "markdown"
                  for line in "".join(c["source"]).splitlines() if line.strip() == "## Summary"]
         assert len(heads) == 1, f"{source.stem} has {len(heads)} Summary sections"
+
+
+CROSS_GLUE = re.compile(r"\{glue:text\}`/build/notebooks/([^`]+?)\.ipynb::([^`]+)`")
+
+
+def test_the_book_pages_quote_only_numbers_their_chapters_glue():
+    """book/*.md (the landing page, the limits) paste results from the chapters by cross-document glue; each key
+    must carry a format spec (myst-nb splits at the last colon) and be quoted by its chapter's own prose, which the
+    chapter's findings test holds to its findings object (conftest.assert_findings_glue)."""
+    refs = 0
+    for page in sorted((ROOT / "book").glob("*.md")):
+        for stem, ref in CROSS_GLUE.findall(page.read_text(encoding="utf-8")):
+            refs += 1
+            assert ":" in ref, f"{page.name}: {ref!r} has no format spec"
+            key = ref.rsplit(":", 1)[0]
+            chapter = ROOT / "notebooks" / f"{stem}.ipynb"
+            assert chapter.exists(), f"{page.name} quotes {stem}, which is not a chapter"
+            prose = "".join("".join(c["source"]) for c in json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+                            if c["cell_type"] == "markdown")
+            assert re.search(rf"\{{glue:text\}}`{re.escape(key)}[`:]", prose), f"{page.name}: {stem} never quotes {key}"
+    assert refs >= 20
