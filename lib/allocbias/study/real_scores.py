@@ -919,7 +919,8 @@ def _metric_colours() -> dict[str, Any]:
 def figure_controls(findings: RealScoreFindings) -> Any:
     """Each metric's correlation with ΔDP across k, one row per data set: the in-sample Pearson r, the mean r with
     the group labels shuffled within pools (the permutation null) and the held-out r, with the gap's split-half
-    reliability (black, dashed) beside the held-out r as the guide to its ceiling. Returns the matplotlib Figure.
+    reliability's square root (black, dashed: the ceiling on the held-out r) beside the held-out r. Metrics differ
+    by marker and line style as well as colour. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -929,7 +930,7 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     from ..plotting import METRIC_LABELS, label_axes
 
     table = findings.validity
-    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "reliability"], "findings.validity")
+    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling"], "findings.validity")
     ddp = table[table["gap"] == "dDP"]
     long = ddp.melt(id_vars=["data set", "metric", "k"], value_vars=list(CONTROL_LABELS), var_name="control",
                     value_name="correlation")
@@ -944,12 +945,12 @@ def figure_controls(findings: RealScoreFindings) -> Any:
         for j, control in enumerate(controls):
             ax = axes[i, j]
             part = long[(long["data set"] == dataset) & (long["control"] == control)]
-            sns.lineplot(part, x="k", y="correlation", hue="metric", palette=_metric_colours(), marker="o", ax=ax,
-                         legend=i == 0 and j == 0)
+            sns.lineplot(part, x="k", y="correlation", hue="metric", style="metric", markers=True, dashes=False,
+                         palette=_metric_colours(), ax=ax, legend=i == 0 and j == 0)
             ax.axhline(0, color="0.5", lw=0.8)
             if control == CONTROL_LABELS["heldout_mean"]:
                 own = rel[rel["data set"] == dataset]
-                ax.plot(own["k"], own["reliability"], color="black", ls="--", lw=1.2)
+                ax.plot(own["k"], own["ceiling"], color="black", ls="--", lw=1.2)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             label_axes(ax, title=f"{dataset}\n{control}", x="k (seats per pool)" if i == len(datasets) - 1 else "",
                        y="Pearson r with ΔDP" if j == 0 else "")
@@ -957,8 +958,8 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     axes[0, 0].get_legend().remove()
     fig.suptitle("Each metric's correlation with the selection-rate gap, with and without its controls")
     fig.tight_layout()
-    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "gap's split-half reliability"],
-               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=10)
+    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "ceiling: √(gap's split-half reliability)"],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=13)
     return fig
 
 
@@ -990,7 +991,8 @@ def figure_lippens_points(findings: RealScoreFindings, *, metrics: Sequence[str]
 
 def figure_lippens_rates(findings: RealScoreFindings) -> Any:
     """Pooled top-k selection rate of every Lippens group (k = 1 and 2) with its 95% bootstrap interval over
-    vacancies, groups ordered by their rate at k = 1. Returns the matplotlib Figure."""
+    vacancies, groups ordered by their rate at k = 1, and for each k the rate at which a group's impact ratio is
+    0.8 (four fifths of the reference group's rate). Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
 
     from ..plotting import label_axes
@@ -1005,10 +1007,17 @@ def figure_lippens_rates(findings: RealScoreFindings) -> Any:
         part = rates[rates["k"] == k].set_index("group").loc[order]
         offset = (i - (len(ks) - 1) / 2) * 0.3
         y = [n + offset for n in range(len(order))]
+        colour = ("tab:blue", "tab:orange", "tab:green")[i % 3]
         ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["rate_low"], part["rate_high"] - part["rate"]],
-                    fmt="o", ms=4, color=("tab:blue", "tab:orange", "tab:green")[i % 3], label=f"k = {k}")
+                    fmt=("o", "s", "^")[i % 3], ms=5, color=colour, label=f"k = {k}")
+        if "impact_ratio" in part:
+            # the four-fifths rule in rate terms: 0.8 times the reference group's rate (impact ratio 1)
+            reference = part.loc[(part["impact_ratio"] - 1.0).abs() < 1e-12, "rate"]
+            if len(reference):
+                ax.axvline(0.8 * float(reference.iloc[0]), color=colour, ls=(":", "--", "-.")[i % 3], lw=1.2,
+                           label=f"impact ratio 0.8 at k = {k}")
     ax.set_yticks(range(len(order)), order)
-    ax.legend(title=None, loc="lower right")
+    ax.legend(title=None, loc="lower right", fontsize=11)
     n_pools = findings.values.get("lippens_n_pools")
     where = f" over {n_pools:,} vacancies" if n_pools is not None else ""
     label_axes(ax, title=f"Top-k selection rate per group{where} (95% intervals)",
