@@ -74,6 +74,19 @@ def test_overflow_finds_what_passes_the_column_and_spares_what_scrolls(tmp_path)
     assert not list(tmp_path.glob(".measure-*")), "the probe copy is removed"
 
 
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_a_key_column_past_the_visible_width_is_found(tmp_path):
+    page = tmp_path / "page.html"
+    cells = "".join(f"<th>column {i}</th>" for i in range(12))
+    page.write_text('<html><head><style>article{width:600px} th{min-width:120px}</style></head><body>'
+                    '<article class="bd-article"><div style="overflow-x:auto;width:580px"><table><tr>'
+                    f'<th>data set</th><th>verdict</th>{cells}<th>below 0.8</th></tr></table></div></article>'
+                    '</body></html>')
+    found = horizontal_overflow(page, 1280)
+    assert len(found["hidden_keys"]) == 1 and '"below 0.8"' in found["hidden_keys"][0], found
+    assert found["offenders"] == [] and found["figures"] == []
+
+
 @pytest.fixture(scope="module")
 def smoke_book(smoke_notebook, tmp_path_factory) -> Path:
     """The smoke book, built into a temporary folder from the session's smoke-executed chapters."""
@@ -120,6 +133,9 @@ def test_no_page_is_cut_off_on_the_right(smoke_book):
             if found["scrollWidth"] > found["viewport"] or found["offenders"]:
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: page width {found['scrollWidth']}, "
                                 f"past the column: {found['offenders'][:3]}")
+            if width == 1280 and found["hidden_keys"]:
+                problems.append(f"{page.relative_to(smoke_book)} at {width} px: key columns out of view: "
+                                f"{found['hidden_keys'][:3]}")
     assert not problems, "\n".join(problems)
 
 
