@@ -32,6 +32,8 @@ __all__ = [
     "plot_score_distributions",
     "use_book_style",
     "METRIC_SHORT",
+    "METRIC_COLOUR_INDEX",
+    "METRIC_MARKERS",
     "metric_palette",
     "system_palette",
     "SYSTEM_COLOURS",
@@ -112,6 +114,14 @@ def group_palette(groups: Sequence[str] | None = None) -> dict[str, tuple[float,
     return {g: base.get(g, others.get(g)) for g in groups}
 
 
+#: Each metric's colour, as an index into seaborn's ``colorblind`` palette: blue, orange, green, pink, grey, tan.
+#: (The palette's vermilion, index 3, is left out: beside δ's orange it reads as the same colour.)
+METRIC_COLOUR_INDEX: dict[str, int] = {"rabbi": 0, "avg_gap": 1, "jsd": 2, "emd": 4, "dDP": 7, "dEO": 5}
+
+#: Each metric's marker, so that figures tell metrics apart without colour too.
+METRIC_MARKERS: dict[str, str] = {"rabbi": "o", "avg_gap": "s", "jsd": "^", "emd": "D", "dDP": "v", "dEO": "P"}
+
+
 def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[float, float, float]]:
     """A fixed colour per bias metric (RABBI, mean gap, JSD, EMD, then ΔDP, ΔEO), the same in every chapter.
 
@@ -122,7 +132,8 @@ def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[floa
     >>> metric_palette()["rabbi"] == metric_palette(["emd", "rabbi"])["rabbi"]
     True
     """
-    colours = dict(zip(METRIC_SHORT, sns.color_palette("colorblind", len(METRIC_SHORT)), strict=True))
+    palette = sns.color_palette("colorblind", 10)
+    colours = {m: palette[i] for m, i in METRIC_COLOUR_INDEX.items()}
     if metrics is None:
         return colours
     unknown = [m for m in metrics if m not in colours]

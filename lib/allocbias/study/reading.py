@@ -147,7 +147,7 @@ window.addEventListener('load', function () { setTimeout(function () {
   // key columns (verdicts, flags) past the visible right edge of their scrolling box, and how far each figure is
   // shrunk (displayed width over drawn width: legends drawn at 11 pt read under 9 pt below about 0.78)
   out.hidden_keys = []; out.figures = [];
-  var keyWords = /verdict|flag|four.fifths|below 0\.8/i;
+  var keyWords = /verdict|flag|four.fifths|below 0\\.8/i;
   var heads = art.querySelectorAll('table th');
   for (var h = 0; h < heads.length; h++) {
     var th = heads[h], text = (th.textContent || '').trim();
