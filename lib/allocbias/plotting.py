@@ -445,7 +445,8 @@ def table_frame(frame: pd.DataFrame, *, first: Sequence[str] = (), drop_constant
                 labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The frame :func:`show_table` shows, and the constant columns it dropped (name -> value).
 
-    * a named or non-default index becomes columns (its labels are data); a plain 0..n-1 index is dropped;
+    * a named index becomes columns (its labels are data); an unnamed one (row numbers) is dropped; the levels
+      of column labels are joined by spaces, each level spelled as the book spells it;
     * the key columns (``first``, then any whose name holds a word of :data:`KEY_COLUMN_WORDS`) come right after
       the leading text columns (the row labels, at most two);
     * with ``drop_constant``, columns holding one value in every row (of a table of more than one row) go, and are
@@ -459,16 +460,20 @@ def table_frame(frame: pd.DataFrame, *, first: Sequence[str] = (), drop_constant
     ...                          drop_constant=True)
     >>> list(t.columns), dropped, t["metric"].tolist(), t["four_fifths"].tolist(), t["n"].dtype.name
     (['metric', 'verdict', 'four_fifths', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
+    >>> wide = pd.DataFrame([[0.1, 0.2]], columns=pd.MultiIndex.from_tuples([("dDP", "retail"), ("dEO", "retail")]),
+    ...                     index=pd.Index([7], name="group"))
+    >>> list(table_frame(wide.rename_axis(None))[0].columns), list(table_frame(wide)[0].columns)
+    (['ΔDP retail', 'ΔEO retail'], ['group', 'ΔDP retail', 'ΔEO retail'])
     """
     names = {**METRIC_SHORT, **dict(labels or {})}
     missing = [c for c in first if c not in frame.columns]
     if missing:
         raise ValueError(f"first names columns {missing} that the table does not have")
-    index = frame.index
-    plain = (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None)
-    t = frame.reset_index(drop=plain)
+    # an index without a name is row numbering (0..n-1, or what a filter left of it): not shown
+    unnamed = all(name is None for name in frame.index.names)
+    t = frame.reset_index(drop=unnamed)
     if isinstance(t.columns, pd.MultiIndex):
-        t.columns = [" ".join(str(p) for p in c if str(p)) for c in t.columns]
+        t.columns = [" ".join(names.get(str(p), str(p)) for p in c if str(p)) for c in t.columns]
     dropped: dict[str, Any] = {}
     if drop_constant and len(t) > 1:
         for c in list(t.columns):
