@@ -441,7 +441,7 @@ def _is_key(column: Any) -> bool:
     return any(word in name for word in KEY_COLUMN_WORDS)
 
 
-def table_frame(frame: pd.DataFrame, *, first: Sequence[str] = (), drop_constant: bool = False,
+def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), drop_constant: bool = False,
                 labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The frame :func:`show_table` shows, and the constant columns it dropped (name -> value).
 
@@ -460,12 +460,19 @@ def table_frame(frame: pd.DataFrame, *, first: Sequence[str] = (), drop_constant
     ...                          drop_constant=True)
     >>> list(t.columns), dropped, t["metric"].tolist(), t["four_fifths"].tolist(), t["n"].dtype.name
     (['metric', 'verdict', 'four_fifths', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
+    >>> list(table_frame(pd.Series([0.5, 0.25], index=["a", "b"], name="r"))[0].columns)
+    ['', 'r']
     >>> wide = pd.DataFrame([[0.1, 0.2]], columns=pd.MultiIndex.from_tuples([("dDP", "retail"), ("dEO", "retail")]),
     ...                     index=pd.Index([7], name="group"))
     >>> list(table_frame(wide.rename_axis(None))[0].columns), list(table_frame(wide)[0].columns)
     (['ΔDP retail', 'ΔEO retail'], ['group', 'ΔDP retail', 'ΔEO retail'])
     """
     names = {**METRIC_SHORT, **dict(labels or {})}
+    if isinstance(frame, pd.Series):  # a Series' index labels its values: kept as a column unless plain numbering
+        plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+        frame = frame.to_frame(name=frame.name if frame.name is not None else "value")
+        if not plain:
+            frame = frame.rename_axis(frame.index.name or "")
     missing = [c for c in first if c not in frame.columns]
     if missing:
         raise ValueError(f"first names columns {missing} that the table does not have")
@@ -505,7 +512,7 @@ def table_frame(frame: pd.DataFrame, *, first: Sequence[str] = (), drop_constant
     return t, dropped
 
 
-def show_table(frame: pd.DataFrame, precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
+def show_table(frame: pd.DataFrame | pd.Series, precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
                labels: Mapping[str, str] | None = None, caption: str | None = None) -> Any:
     """A table as the book shows it: a pandas ``Styler`` of :func:`table_frame` (no 0..n index column, key
     columns first, booleans as words, whole numbers as integers, metric names as the book spells them), other
