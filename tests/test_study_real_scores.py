@@ -174,11 +174,11 @@ def test_pooled_rates_equal_random_tie_breaking_by_simulation():
 # ----------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("row", "expected"), [
     ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.2, "heldout_mean": 0.3, "heldout_lo": 0.1},
-     "positive in-sample, above the permutation null and held out"),
+     "positive in-sample, above the permutation null and held out at r = 0.30"),
     ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.2, "heldout_mean": 0.0, "heldout_lo": -0.1},
      "positive in-sample, above the permutation null, but not held out"),
     ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.7, "heldout_mean": 0.3, "heldout_lo": 0.1},
-     "positive in-sample and held out, but within the permutation null"),
+     "positive in-sample and held out at r = 0.30, but within the permutation null"),
     ({"r": 0.6, "r_lo": 0.5, "null_hi": 0.7, "heldout_mean": 0.0, "heldout_lo": -0.1},
      "positive in-sample, but within the permutation null and not held out"),
     ({"r": 0.1, "r_lo": -0.1, "null_hi": 0.7, "heldout_mean": 0.0, "heldout_lo": -0.1}, "not positive even in-sample"),

@@ -260,6 +260,9 @@ def control_verdict(row: Mapping[str, float]) -> str:
     'positive in-sample, but within the permutation null and not held out'
     >>> control_verdict({"r": 0.6, "r_lo": 0.5, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": 0.1})
     'positive in-sample, above the permutation null and held out'
+    >>> control_verdict({"r": 0.5, "r_lo": 0.4, "null_lo": 0.4, "null_hi": 0.6, "heldout_lo": 0.01,
+    ...                  "heldout_mean": 0.03})
+    'positive in-sample and held out at r = 0.03, but within the permutation null'
     >>> control_verdict({"r": 0.05, "r_lo": -0.1, "null_lo": 0.0, "null_hi": 0.2, "heldout_lo": -0.2})
     'not positive even in-sample'
     """
@@ -271,12 +274,15 @@ def control_verdict(row: Mapping[str, float]) -> str:
     words = validity.control_words(row)
     beats, held = words["null"] == "above", words["heldout"] == "holds"
     null = "above the permutation null" if beats else "within the permutation null"
+    # a held-out range above zero can hold a tiny r: where the row has the held-out mean, the phrase gives it
+    kept = (f"held out at r = {_fmt(row['heldout_mean'])}" if "heldout_mean" in row
+            and np.isfinite(float(row["heldout_mean"])) else "held out")
     if beats and held:
-        return f"positive in-sample, {null} and held out"
+        return f"positive in-sample, {null} and {kept}"
     if beats:
         return f"positive in-sample, {null}, but not held out"
     if held:
-        return f"positive in-sample and held out, but {null}"
+        return f"positive in-sample and {kept}, but {null}"
     return f"positive in-sample, but {null} and not held out"
 
 
