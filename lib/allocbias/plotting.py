@@ -431,8 +431,8 @@ def plot_metric_sweep(
     return grid.figure
 
 
-#: Words that mark a table's key columns (verdicts and flags): :func:`show_table` puts them first, so that they
-#: stay in view when a wide table scrolls.
+#: Words that mark a table's key columns (verdicts and flags): :func:`show_table` puts them right after the row
+#: labels, so that they stay in view when a wide table scrolls.
 KEY_COLUMN_WORDS: tuple[str, ...] = ("verdict", "flag", "four_fifths", "four-fifths", "below 0.8", "below_08")
 
 
@@ -447,8 +447,9 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
 
     * a named index becomes columns (its labels are data); an unnamed one (row numbers) is dropped; the levels
       of column labels are joined by spaces, each level spelled as the book spells it;
-    * the key columns (``first``, then any whose name holds a word of :data:`KEY_COLUMN_WORDS`) come first, so
-      that a wide table that scrolls sideways still shows them at 1280 px;
+    * the key columns (``first``, then any whose name holds a word of :data:`KEY_COLUMN_WORDS`) come right after
+      the row labels (at most two leading text columns), so that a wide table that scrolls sideways still shows
+      them at 1280 px (:func:`show_table` also wraps their text within 16em);
     * with ``drop_constant``, columns holding one value in every row (of a table of more than one row) go, and are
       returned so that a caption can state them;
     * booleans read "yes" / "no"; numeric columns holding only whole numbers become integers;
@@ -459,7 +460,7 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
     ...                                          "n": [3.0, 4.0], "verdict": ["a", "b"], "four_fifths": [True, False]}),
     ...                          drop_constant=True)
     >>> list(t.columns), dropped, t["metric"].tolist(), t["four_fifths"].tolist(), t["n"].dtype.name
-    (['verdict', 'four_fifths', 'metric', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
+    (['metric', 'verdict', 'four_fifths', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
     >>> list(table_frame(pd.Series([0.5, 0.25], index=["a", "b"], name="r"))[0].columns)
     ['', 'r']
     >>> wide = pd.DataFrame([[0.1, 0.2]], columns=pd.MultiIndex.from_tuples([("dDP", "retail"), ("dEO", "retail")]),
@@ -500,8 +501,14 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
                 t[c] = col.astype("Int64")
         if str(c) in ("metric", "gap") and pd.api.types.is_string_dtype(col):
             t[c] = t[c].map(lambda v: names.get(v, v) if isinstance(v, str) else v)
+    leading = []  # the row labels: at most two leading text columns
+    for c in t.columns[:2]:
+        if pd.api.types.is_string_dtype(t[c]) and not _is_key(c) and c not in first:
+            leading.append(c)
+        else:
+            break
     keys = list(first) + [c for c in t.columns if _is_key(c) and c not in first]
-    order = keys + [c for c in t.columns if c not in keys]
+    order = leading + keys + [c for c in t.columns if c not in leading and c not in keys]
     t = t[order].rename(columns={c: names[c] for c in t.columns if isinstance(c, str) and c in names})
     return t, dropped
 
@@ -522,4 +529,7 @@ def show_table(frame: pd.DataFrame | pd.Series, precision: int = 3, *, first: Se
     notes = [f"{name} = {value} in every row" for name, value in dropped.items()]
     text = "; ".join(x for x in (caption, *notes) if x)
     style = t.style.format(precision=precision, na_rep="").hide(axis="index")
+    keys = [c for c in t.columns if _is_key(c) or c in first]
+    if keys:  # long verdicts wrap within their column instead of pushing the numbers out of view
+        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "8em", "max-width": "16em"})
     return style.set_caption(text) if text else style
