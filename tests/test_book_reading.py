@@ -8,6 +8,8 @@ element past the article column at 1280 and 800 px in headless Chromium (skipped
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -72,6 +74,19 @@ def test_overflow_finds_what_passes_the_column_and_spares_what_scrolls(tmp_path)
     assert not list(tmp_path.glob(".measure-*")), "the probe copy is removed"
 
 
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_a_key_column_past_the_visible_width_is_found(tmp_path):
+    page = tmp_path / "page.html"
+    cells = "".join(f"<th>column {i}</th>" for i in range(12))
+    page.write_text('<html><head><style>article{width:600px} th{min-width:120px}</style></head><body>'
+                    '<article class="bd-article"><div style="overflow-x:auto;width:580px"><table><tr>'
+                    f'<th>data set</th><th>verdict</th>{cells}<th>below 0.8</th></tr></table></div></article>'
+                    '</body></html>')
+    found = horizontal_overflow(page, 1280)
+    assert len(found["hidden_keys"]) == 1 and '"below 0.8"' in found["hidden_keys"][0], found
+    assert found["offenders"] == [] and found["figures"] == []
+
+
 @pytest.fixture(scope="module")
 def smoke_book(smoke_notebook, tmp_path_factory) -> Path:
     """The smoke book, built into a temporary folder from the session's smoke-executed chapters."""
@@ -118,6 +133,9 @@ def test_no_page_is_cut_off_on_the_right(smoke_book):
             if found["scrollWidth"] > found["viewport"] or found["offenders"]:
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: page width {found['scrollWidth']}, "
                                 f"past the column: {found['offenders'][:3]}")
+            if width == 1280 and found["hidden_keys"]:
+                problems.append(f"{page.relative_to(smoke_book)} at {width} px: key columns out of view: "
+                                f"{found['hidden_keys'][:3]}")
     assert not problems, "\n".join(problems)
 
 
@@ -146,3 +164,48 @@ def test_the_student_edition_keeps_exercises_and_drops_every_solution(smoke_book
         if 'class="solution' not in full:
             problems.append(f"{source.stem}: the full book shows no solution to compare with")
     assert not problems, "\n".join(problems)
+
+
+def test_a_build_with_another_profile_names_it_on_every_chapter(tmp_path):
+    from allocbias.book import PROFILE_BANNER_TAG, mark_profile
+
+    page = tmp_path / "ch.ipynb"
+    page.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+                                          {"cell_type": "code", "metadata": {}, "source": "1", "outputs": []}],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    assert mark_profile(page, "smoke") and mark_profile(page, "smoke")
+    cells = json.loads(page.read_text(encoding="utf-8"))["cells"]
+    banners = [c for c in cells if PROFILE_BANNER_TAG in c["metadata"].get("tags", [])]
+    assert len(banners) == 1 and cells[1] is not None and cells[1]["id"] == "profile-banner"
+    assert "smoke profile" in banners[0]["source"] and cells[0]["source"] == "# Title"
+    assert not mark_profile(page, "default")
+    assert [c["source"] for c in json.loads(page.read_text(encoding="utf-8"))["cells"]] == ["# Title", "1"]
+
+
+def test_every_chapter_has_one_summary():
+    for source in toc_notebooks(root=ROOT):
+        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+        heads = [line for c in cells if c["cell_type"] == "markdown"
+                 for line in "".join(c["source"]).splitlines() if line.strip() == "## Summary"]
+        assert len(heads) == 1, f"{source.stem} has {len(heads)} Summary sections"
+
+
+CROSS_GLUE = re.compile(r"\{glue:text\}`/build/notebooks/([^`]+?)\.ipynb::([^`]+)`")
+
+
+def test_the_book_pages_quote_only_numbers_their_chapters_glue():
+    """book/*.md (the landing page, the limits) paste results from the chapters by cross-document glue; each key
+    must carry a format spec (myst-nb splits at the last colon) and be quoted by its chapter's own prose, which the
+    chapter's findings test holds to its findings object (conftest.assert_findings_glue)."""
+    refs = 0
+    for page in sorted((ROOT / "book").glob("*.md")):
+        for stem, ref in CROSS_GLUE.findall(page.read_text(encoding="utf-8")):
+            refs += 1
+            assert ":" in ref, f"{page.name}: {ref!r} has no format spec"
+            key = ref.rsplit(":", 1)[0]
+            chapter = ROOT / "notebooks" / f"{stem}.ipynb"
+            assert chapter.exists(), f"{page.name} quotes {stem}, which is not a chapter"
+            prose = "".join("".join(c["source"]) for c in json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+                            if c["cell_type"] == "markdown")
+            assert re.search(rf"\{{glue:text\}}`{re.escape(key)}[`:]", prose), f"{page.name}: {stem} never quotes {key}"
+    assert refs >= 20

@@ -441,13 +441,27 @@ def test_figure_contents_follow_the_findings(findings):
         n_sets = findings.validity.loc[findings.validity["gap"] == "dDP", "data set"].nunique()
         assert len(fig.axes) == 3 * n_sets
         legend = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert legend[-1] == "gap's split-half reliability" and len(legend) == len(real_scores.METRICS) + 1
+        assert legend[-1] == "ceiling: √(gap's split-half reliability)" and len(legend) == len(real_scores.METRICS) + 1
+        # the dashed black line is the ceiling, the square root of the reliability, not the reliability
+        dashed = [line for ax in fig.axes for line in ax.get_lines()
+                  if line.get_linestyle() == "--" and line.get_color() == "black"]
+        ddp = findings.validity[(findings.validity["gap"] == "dDP") & (findings.validity["metric"] == "rabbi")]
+        assert len(dashed) == n_sets
+        drawn = np.sort(np.concatenate([line.get_ydata() for line in dashed]))
+        assert np.allclose(drawn, np.sort(ddp["ceiling"].to_numpy()))
+        assert not np.allclose(drawn, np.sort(ddp["reliability"].to_numpy()))
         fig = real_scores.figure_lippens_rates(findings)
         figs.append(fig)
         groups = findings.lippens_rates["group"].nunique()
         assert [t.get_text() for t in fig.axes[0].get_yticklabels()][0] == findings.lippens_rates.query(
             "k == 1").sort_values("rate")["group"].iloc[0]
         assert len(fig.axes[0].get_yticks()) == groups
+        # one four-fifths line per k, at 0.8 times the reference group's rate
+        rates = findings.lippens_rates
+        fifths = sorted(line.get_xdata()[0] for line in fig.axes[0].get_lines() if len(set(line.get_xdata())) == 1)
+        expected = sorted(0.8 * rates.loc[(rates["k"] == k) & (rates["impact_ratio"] == 1.0), "rate"].iloc[0]
+                          for k in sorted(rates["k"].unique()))
+        assert np.allclose(fifths, expected)
         fig = real_scores.figure_ndcg(findings)
         figs.append(fig)
         assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(findings.ndcg["ranking"]))

@@ -19,6 +19,8 @@ from .checks import require_columns
 
 __all__ = [
     "show_table",
+    "table_frame",
+    "KEY_COLUMN_WORDS",
     "GROUP_ORDER",
     "LL144_METRIC_LABELS",
     "METRIC_LABELS",
@@ -30,6 +32,8 @@ __all__ = [
     "plot_score_distributions",
     "use_book_style",
     "METRIC_SHORT",
+    "METRIC_COLOUR_INDEX",
+    "METRIC_MARKERS",
     "metric_palette",
     "system_palette",
     "SYSTEM_COLOURS",
@@ -110,6 +114,14 @@ def group_palette(groups: Sequence[str] | None = None) -> dict[str, tuple[float,
     return {g: base.get(g, others.get(g)) for g in groups}
 
 
+#: Each metric's colour, as an index into seaborn's ``colorblind`` palette: blue, orange, green, pink, grey, tan.
+#: (The palette's vermilion, index 3, is left out: beside δ's orange it reads as the same colour.)
+METRIC_COLOUR_INDEX: dict[str, int] = {"rabbi": 0, "avg_gap": 1, "jsd": 2, "emd": 4, "dDP": 7, "dEO": 5}
+
+#: Each metric's marker, so that figures tell metrics apart without colour too.
+METRIC_MARKERS: dict[str, str] = {"rabbi": "o", "avg_gap": "s", "jsd": "^", "emd": "D", "dDP": "v", "dEO": "P"}
+
+
 def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[float, float, float]]:
     """A fixed colour per bias metric (RABBI, mean gap, JSD, EMD, then ΔDP, ΔEO), the same in every chapter.
 
@@ -120,7 +132,8 @@ def metric_palette(metrics: Sequence[str] | None = None) -> dict[str, tuple[floa
     >>> metric_palette()["rabbi"] == metric_palette(["emd", "rabbi"])["rabbi"]
     True
     """
-    colours = dict(zip(METRIC_SHORT, sns.color_palette("colorblind", len(METRIC_SHORT)), strict=True))
+    palette = sns.color_palette("colorblind", 10)
+    colours = {m: palette[i] for m, i in METRIC_COLOUR_INDEX.items()}
     if metrics is None:
         return colours
     unknown = [m for m in metrics if m not in colours]
@@ -418,13 +431,105 @@ def plot_metric_sweep(
     return grid.figure
 
 
-def show_table(frame: pd.DataFrame, precision: int = 3) -> Any:
-    """A table as the book shows it: a pandas ``Styler`` without the 0..n index column, floats to ``precision``
-    digits, integer columns as integers.
+#: Words that mark a table's key columns (verdicts and flags): :func:`show_table` puts them right after the row
+#: labels, so that they stay in view when a wide table scrolls.
+KEY_COLUMN_WORDS: tuple[str, ...] = ("verdict", "flag", "four_fifths", "four-fifths", "below 0.8", "below_08")
+
+
+def _is_key(column: Any) -> bool:
+    name = str(column).lower()
+    return any(word in name for word in KEY_COLUMN_WORDS)
+
+
+def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), drop_constant: bool = False,
+                labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The frame :func:`show_table` shows, and the constant columns it dropped (name -> value).
+
+    * a named index becomes columns (its labels are data); an unnamed one (row numbers) is dropped; the levels
+      of column labels are joined by spaces, each level spelled as the book spells it;
+    * the key columns (``first``, then any whose name holds a word of :data:`KEY_COLUMN_WORDS`) come right after
+      the row labels (at most two leading text columns), so that a wide table that scrolls sideways still shows
+      them at 1280 px (:func:`show_table` also wraps their text within 16em);
+    * with ``drop_constant``, columns holding one value in every row (of a table of more than one row) go, and are
+      returned so that a caption can state them;
+    * booleans read "yes" / "no"; numeric columns holding only whole numbers become integers;
+    * columns named by a metric key (``rabbi``, ``avg_gap``, ``dDP``...) take their book names
+      (:data:`METRIC_SHORT`, or ``labels``), and so do the cells of ``metric`` and ``gap`` columns.
+
+    >>> t, dropped = table_frame(pd.DataFrame({"metric": ["rabbi", "jsd"], "k": [1, 1], "r": [0.5, 0.25],
+    ...                                          "n": [3.0, 4.0], "verdict": ["a", "b"], "four_fifths": [True, False]}),
+    ...                          drop_constant=True)
+    >>> list(t.columns), dropped, t["metric"].tolist(), t["four_fifths"].tolist(), t["n"].dtype.name
+    (['metric', 'verdict', 'four_fifths', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
+    >>> list(table_frame(pd.Series([0.5, 0.25], index=["a", "b"], name="r"))[0].columns)
+    ['', 'r']
+    >>> wide = pd.DataFrame([[0.1, 0.2]], columns=pd.MultiIndex.from_tuples([("dDP", "retail"), ("dEO", "retail")]),
+    ...                     index=pd.Index([7], name="group"))
+    >>> list(table_frame(wide.rename_axis(None))[0].columns), list(table_frame(wide)[0].columns)
+    (['ΔDP retail', 'ΔEO retail'], ['group', 'ΔDP retail', 'ΔEO retail'])
+    """
+    names = {**METRIC_SHORT, **dict(labels or {})}
+    if isinstance(frame, pd.Series):  # a Series' index labels its values: kept as a column unless plain numbering
+        plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+        frame = frame.to_frame(name=frame.name if frame.name is not None else "value")
+        if not plain:
+            frame = frame.rename_axis(frame.index.name or "")
+    missing = [c for c in first if c not in frame.columns]
+    if missing:
+        raise ValueError(f"first names columns {missing} that the table does not have")
+    # an index without a name is row numbering (0..n-1, or what a filter left of it): not shown
+    unnamed = all(name is None for name in frame.index.names)
+    t = frame.reset_index(drop=unnamed)
+    if isinstance(t.columns, pd.MultiIndex):
+        t.columns = [" ".join(names.get(str(p), str(p)) for p in c if str(p)) for c in t.columns]
+    dropped: dict[str, Any] = {}
+    if drop_constant and len(t) > 1:
+        for c in list(t.columns):
+            values = t[c].unique()
+            if len(values) == 1 and t[c].notna().all() and c not in first and not _is_key(c):
+                value = values[0]
+                dropped[str(c)] = value.item() if hasattr(value, "item") else value
+                t = t.drop(columns=c)
+    for c in t.columns:
+        col = t[c]
+        if pd.api.types.is_bool_dtype(col) or (col.dtype == object and col.notna().any()
+                                               and col.dropna().map(type).eq(bool).all()):
+            t[c] = col.map({True: "yes", False: "no"}).where(col.notna(), "")
+        elif pd.api.types.is_float_dtype(col) and col.notna().any():
+            finite = col.dropna()
+            if ((finite % 1) == 0).all() and finite.abs().max() < 2**53:
+                t[c] = col.astype("Int64")
+        if str(c) in ("metric", "gap") and pd.api.types.is_string_dtype(col):
+            t[c] = t[c].map(lambda v: names.get(v, v) if isinstance(v, str) else v)
+    leading = []  # the row labels: at most two leading text columns
+    for c in t.columns[:2]:
+        if pd.api.types.is_string_dtype(t[c]) and not _is_key(c) and c not in first:
+            leading.append(c)
+        else:
+            break
+    keys = list(first) + [c for c in t.columns if _is_key(c) and c not in first]
+    order = leading + keys + [c for c in t.columns if c not in leading and c not in keys]
+    t = t[order].rename(columns={c: names[c] for c in t.columns if isinstance(c, str) and c in names})
+    return t, dropped
+
+
+def show_table(frame: pd.DataFrame | pd.Series, precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
+               labels: Mapping[str, str] | None = None, caption: str | None = None) -> Any:
+    """A table as the book shows it: a pandas ``Styler`` of :func:`table_frame` (no 0..n index column, key
+    columns first, booleans as words, whole numbers as integers, metric names as the book spells them), other
+    numbers to ``precision`` digits; the constant columns it dropped are stated in the caption.
 
     >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345]})).to_html()
     >>> "529810<" in html, "529810.0" in html, "0.123<" in html, "row0_col0" in html
     (True, False, True, True)
+    >>> "k = 1 in every row" in show_table(pd.DataFrame({"k": [1, 1], "r": [0.1, 0.2]}), drop_constant=True).to_html()
+    True
     """
-    return frame.style.format(precision=precision).hide(axis="index")
-
+    t, dropped = table_frame(frame, first=first, drop_constant=drop_constant, labels=labels)
+    notes = [f"{name} = {value} in every row" for name, value in dropped.items()]
+    text = "; ".join(x for x in (caption, *notes) if x)
+    style = t.style.format(precision=precision, na_rep="").hide(axis="index")
+    keys = [c for c in t.columns if _is_key(c) or c in first]
+    if keys:  # long verdicts wrap within their column instead of pushing the numbers out of view
+        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "8em", "max-width": "16em"})
+    return style.set_caption(text) if text else style

@@ -30,7 +30,7 @@ from .. import checks
 from ..checks import require_columns
 from .disaggregate import cell_frames, key_tuple
 from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
-from .reliability import half_split_masks
+from .splits import half_split_masks
 
 __all__ = [
     "CONTROL_METRICS",
@@ -1135,7 +1135,7 @@ def validity_controls(
       ``heldout_ci_lo, heldout_ci_hi``: ``n_boot`` bootstrap replicates, replicate b taking split b mod
       ``n_splits`` and resampling the systems (cells) with replacement, all points of a cell together (the
       points themselves when there are fewer than 3 cells; ``bootstrap`` says which), as
-      :func:`allocbias.reliability.forecast_test` does; and the **held-out r's own permutation null**
+      :func:`allocbias.measures.reliability.forecast_test` does; and the **held-out r's own permutation null**
       ``heldout_null_mean, heldout_null_lo, heldout_null_hi`` (mean, 95% range) and ``heldout_p_null``: each
       label shuffle of the in-sample null split into halves (split p mod ``n_splits``) and the held-out r
       recomputed. :func:`verdict_words` reads the verdict from these.
@@ -1420,7 +1420,7 @@ VERDICT_TOO_NOISY = "not shown: gap too noisy to test"
 VERDICTS = (VERDICT_TRACKS, VERDICT_NOT_SHOWN, VERDICT_TOO_NOISY)
 
 #: the columns :func:`verdict_words` reads, in a row of :func:`validity_controls` and of
-#: :func:`allocbias.reliability.forecast_test`: held-out r, its sampling interval, its null's 2.5th and 97.5th
+#: :func:`allocbias.measures.reliability.forecast_test`: held-out r, its sampling interval, its null's 2.5th and 97.5th
 #: percentiles, the ceiling (square root of the reliability of the gap the metric is tested against)
 _VERDICT_COLUMNS = {
     "controls": ("heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_lo", "heldout_null_hi", "ceiling"),
@@ -1443,7 +1443,7 @@ def verdict_words(row: Mapping[str, float] | pd.Series, *, gap: str = "the gap")
 
     ``row`` is a row of :attr:`ValidityControls.table` (``heldout_mean``, its sampling interval
     ``heldout_ci_lo, heldout_ci_hi``, its own permutation null ``heldout_null_lo, heldout_null_hi``, ``ceiling``)
-    or of :func:`allocbias.reliability.forecast_test` (``heldout_r, ci_lo, ci_hi, null_lo, null_hi, ceiling``).
+    or of :func:`allocbias.measures.reliability.forecast_test` (``heldout_r, ci_lo, ci_hi, null_lo, null_hi, ceiling``).
     The rule, with :math:`[c_{lo}, c_{hi}]` the held-out r's 95% sampling interval (bootstrap over systems or
     pools), :math:`[n_{lo}, n_{hi}]` the 2.5th and 97.5th percentiles of the held-out r's permutation null and
     :math:`\sqrt{

@@ -528,12 +528,13 @@ def _legend(fig: plt.Figure, axes: Sequence[plt.Axes], *, ncol: int = 4) -> None
 
 
 def figure_impact_ratios(findings: BloombergFindings) -> plt.Figure:
-    """Every top-1 impact ratio SR_g(1) / max_h SR_h(1) per model, job and group with its bootstrap interval; the
-    dashed line is the four-fifths bound."""
+    """Every top-1 impact ratio SR_g(1) / max_h SR_h(1) per model, job and group with its bootstrap interval, the
+    models' panels on one x-range; the dashed line is the four-fifths bound."""
     k1 = findings.top1
     jobs = sorted(k1["job"].unique())
     models = list(pd.unique(k1["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(10, 5.6), sharey=True, squeeze=False)
+    # one x-range for both models' panels, so that a ratio reads the same on either side
+    fig, axes = plt.subplots(1, len(models), figsize=(10, 5.6), sharey=True, sharex=True, squeeze=False)
     axes = axes[0]
     for ax, model in zip(axes, models):
         cell = k1[k1["model"] == model]

@@ -94,6 +94,7 @@ __all__ = [
     "inputs_digest",
     "kernel_environment",
     "load_profile",
+    "mark_profile",
     "notebook_parameters",
     "repo_root",
     "toc_notebooks",
@@ -734,6 +735,34 @@ def glued_values(path: str | Path) -> dict[str, Any]:
     return values
 
 
+#: Tag of the note cell that :func:`mark_profile` puts at the top of a chapter executed with another profile.
+PROFILE_BANNER_TAG = "profile-banner"
+
+
+def mark_profile(output: str | Path, profile: str) -> bool:
+    """Put a note naming ``profile`` under the title of the executed chapter ``output`` when the profile is not
+    ``default`` (a smoke build's numbers come from small samples and read differently), and take an earlier note
+    away otherwise. The note is a markdown cell tagged :data:`PROFILE_BANNER_TAG`, so that a chapter that is
+    current under two profiles is marked for the one it was last built with. Returns whether a note is there.
+    """
+    path = Path(output)
+    nb = _read_notebook(path)
+    cells = [c for c in nb.get("cells", []) if PROFILE_BANNER_TAG not in c.get("metadata", {}).get("tags", [])]
+    marked = profile != "default"
+    if marked:
+        note = (f"```{{admonition}} Built with the {profile} profile\n:class: warning\n"
+                f"This page was executed with the parameters of `profiles/{profile}.yaml`, not the book's default "
+                f"ones: its numbers come from smaller samples and fewer systems, so they show how the chapter runs, "
+                f"not what it finds. `make book` builds it with the default profile.\n```")
+        first = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), -1)
+        cells.insert(first + 1, {"cell_type": "markdown", "id": "profile-banner",
+                                 "metadata": {"tags": [PROFILE_BANNER_TAG]}, "source": note})
+    if cells != nb.get("cells"):
+        nb["cells"] = cells
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return marked
+
+
 # --------------------------------------------------------------------------------------------------------------
 # What `allocbias book execute` and `allocbias book check-html` run (the command line is allocbias.cli)
 # --------------------------------------------------------------------------------------------------------------
@@ -766,6 +795,7 @@ def execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool 
         if not force and _recorded_digest(output) == stamp:
             print(f"[allocbias.book] current {nb.name}: inputs unchanged since it was executed, not re-run "
                   "(--force re-runs it)", flush=True)
+            mark_profile(output, profile)
             skipped += 1
             continue
         print(f"[allocbias.book] executing {nb.name} (profile {profile}: {given or 'defaults'})", flush=True)
@@ -775,6 +805,7 @@ def execute_all(profile: str, only: list[str] | None, out: Path, *, force: bool 
             print(f"[allocbias.book] FAILED: {exc}", file=sys.stderr, flush=True)
             failures.append(nb.name)
             continue
+        mark_profile(output, profile)
         print(f"[allocbias.book] done {nb.name} in {result.seconds:.1f} s", flush=True)
     executed = len(notebooks) - len(failures) - skipped
     print(f"[allocbias.book] {executed} notebook(s) executed, {skipped} current, {len(failures)} failed "

@@ -32,7 +32,7 @@ from . import catalog
 from .. import checks
 from ..audited import data, datasets
 from ..measures import ll144, selection
-from ..plotting import label_axes
+from ..plotting import label_axes, table_frame
 from .findings import Findings
 
 __all__ = [
@@ -116,7 +116,8 @@ def _integral(frame: pd.DataFrame) -> pd.DataFrame:
 
 def table_view(frame: pd.DataFrame, *, precision: int = 3, digits: Mapping[str, int] | None = None,
                wrap: Sequence[str] = (), uuid: str | None = None) -> Any:
-    """A table as the chapter shows it: no index, whole-number counts as integers, other numbers to ``precision``
+    """A table as the chapter shows it (:func:`allocbias.plotting.table_frame`: no index, flag columns first,
+    booleans as yes/no, whole-number counts as integers), other numbers to ``precision``
     digits (``digits``: another number of digits for the columns it names), and the text columns in ``wrap``
     wrapped within the page's column (at most 22 characters wide).
 
@@ -129,12 +130,15 @@ def table_view(frame: pd.DataFrame, *, precision: int = 3, digits: Mapping[str, 
         missing = [c for c in names if c not in frame.columns]
         if missing:
             raise ValueError(f"{what} names columns {missing} that the table does not have")
-    style = _integral(frame).style.format(precision=precision, na_rep="").hide(axis="index")
+    # the book's table rules (plotting.table_frame): flags first, booleans as yes/no, whole numbers as integers
+    shown, _ = table_frame(_integral(frame))
+    style = shown.style.format(precision=precision, na_rep="").hide(axis="index")
     for col, d in digits.items():
         style = style.format(subset=[col], precision=d, na_rep="")
     if wrap:
+        # long identifiers without spaces break anywhere rather than run over the next column's numbers
         style = style.set_properties(subset=list(wrap), **{"white-space": "normal", "min-width": "12em",
-                                                            "max-width": "22em"})
+                                                            "max-width": "22em", "overflow-wrap": "anywhere"})
     return style if uuid is None else style.set_uuid(uuid)
 
 

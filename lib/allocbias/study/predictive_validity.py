@@ -46,7 +46,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette, show_table
+from ..plotting import GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, group_palette, label_axes, metric_palette, show_table
 from ..scoring.systems import MODELS, parse_system
 from .findings import Findings
 
@@ -835,7 +835,7 @@ def figure_per_system(findings: PredictiveValidityFindings) -> Figure:
         for i, (metric, colour) in enumerate(metric_palette(["rabbi", "avg_gap"]).items()):
             part = per_system[(per_system["gap"] == gap) & (per_system["metric"] == metric)].set_index("system").loc[systems]
             ax.errorbar(part["r"], y + (i - 0.5) * 0.3, xerr=[part["r"] - part["ci_low"], part["ci_high"] - part["r"]],
-                        fmt="o", color=colour, capsize=3, label=SHORT[metric])
+                        fmt=METRIC_MARKERS[metric], color=colour, capsize=3, label=SHORT[metric])
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(y, systems)
         ax.set_xlim(-1.05, 1.05)

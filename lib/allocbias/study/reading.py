@@ -144,6 +144,33 @@ window.addEventListener('load', function () { setTimeout(function () {
     for (var j = 0; j < out.offenders.length; j++) { if (out.offenders[j].el.contains(el)) { inner = true; break; } }
     if (!inner) out.offenders.push({el: el, right: Math.round(r.right)});
   }
+  // key columns (verdicts, flags) past the visible right edge of their scrolling box, and how far each figure is
+  // shrunk (displayed width over drawn width: legends drawn at 11 pt read under 9 pt below about 0.78)
+  out.hidden_keys = []; out.figures = [];
+  var keyWords = /verdict|flag|four.fifths|below 0\\.8/i;
+  var heads = art.querySelectorAll('table th');
+  for (var h = 0; h < heads.length; h++) {
+    var th = heads[h], text = (th.textContent || '').trim();
+    if (!keyWords.test(text)) continue;
+    var box = th.parentElement, right = limit;
+    while (box && box !== art) {
+      var cs = getComputedStyle(box);
+      if (cs.overflowX === 'auto' || cs.overflowX === 'scroll' || cs.overflowX === 'hidden') {
+        right = Math.min(limit, box.getBoundingClientRect().right + 1); break;
+      }
+      box = box.parentElement;
+    }
+    var tr = th.getBoundingClientRect();
+    if (tr.right > right) out.hidden_keys.push('"' + text.slice(0, 40) + '" right=' + Math.round(tr.right)
+                                               + ' visible to ' + Math.round(right - 1));
+  }
+  var imgs = art.querySelectorAll('.cell_output img');
+  for (var m = 0; m < imgs.length; m++) {
+    var im = imgs[m];
+    if (!im.naturalWidth) continue;
+    out.figures.push({src: (im.getAttribute('src') || '').split('/').pop().slice(0, 60),
+                      scale: Math.round(1000 * im.getBoundingClientRect().width / im.naturalWidth) / 1000});
+  }
   out.offenders = out.offenders.map(function (o) {
     var text = (o.el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 60);
     return o.el.tagName.toLowerCase() + '.' + String(o.el.className).split(' ').slice(0, 2).join('.')
@@ -170,8 +197,10 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
 
     The page is copied next to itself (so its relative CSS, JS and images load) with a measuring script injected;
     Chromium's ``--dump-dom`` returns the DOM after the script ran. Returns ``viewport``, ``scrollWidth`` (wider
-    than the viewport: the whole page scrolls sideways), ``article_right`` and ``offenders`` (outermost elements
-    past the article column, each as ``tag.class right=<px> "text"``). Raises ``RuntimeError`` naming the page when
+    than the viewport: the whole page scrolls sideways), ``article_right``, ``offenders`` (outermost elements
+    past the article column, each as ``tag.class right=<px> "text"``), ``hidden_keys`` (table headers of verdict
+    or flag columns whose right edge lies past the visible width of their scrolling box, so a reader must scroll
+    to see them) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
     Chromium is missing or returns no measurement.
     """
     page = Path(page)

@@ -376,7 +376,7 @@ def verdict_count_phrase(counts: Mapping[str, int], *, what: str = "correlations
             raise ValueError(f"counts lacks {key!r}")
     n = int(counts["rows"])
 
-    def part(value: int, one: str, many: str) -> str:
+    def part(value: float, one: str, many: str) -> str:
         value = int(value)
         if value == n and n > 1:
             return f"all {n} {many}"
@@ -927,6 +927,20 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         row = _row(table, dataset, table["metric"].iloc[0], 1)
         scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
         scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
+    # the exercises' answers: the metric whose held-out r comes closest to the gap's ceiling on Lippens at k = 1,
+    # and the smallest impact ratio at the largest k of the pooled rates
+    lip_rows = table[(table["data set"] == DATASET_LABELS["lippens"]) & (table["k"] == 1) & (table["gap"] == "dDP")]
+    share = lip_rows["heldout_mean"] / lip_rows["ceiling"]
+    closest = lip_rows.loc[share.idxmax()]
+    scalars["ex_closest_metric"] = METRIC_NAMES.get(str(closest["metric"]), str(closest["metric"]))
+    scalars["ex_closest_share"] = float(share.max())
+    k_top = int(rates["k"].max())
+    at_top = rates[(rates["k"] == k_top) & (rates["group"] != ref)]
+    low_top = at_top.loc[at_top["impact_ratio"].idxmin()]
+    scalars["ex_rates_k"] = k_top
+    scalars["ex_min_ir_top_k"] = float(low_top["impact_ratio"])
+    scalars["ex_min_ir_top_k_group"] = str(low_top["group"])
+    scalars["ex_n_ir_below_08_top_k"] = int((at_top["impact_ratio"] < 0.8).sum())
     eo = _row(table, "jderbysh", table["metric"].iloc[0], 1, gap="dEO")
     scalars["jderbysh_eo_r_k1"] = float(eo["r"])
     scalars["jderbysh_eo_heldout_r_k1"] = float(eo["heldout_mean"])
@@ -993,7 +1007,8 @@ def _metric_colours() -> dict[str, Any]:
 def figure_controls(findings: RealScoreFindings) -> Any:
     """Each metric's correlation with ΔDP across k, one row per data set: the in-sample Pearson r, the mean r with
     the group labels shuffled within pools (the permutation null) and the held-out r, with the gap's split-half
-    reliability (black, dashed) beside the held-out r as the guide to its ceiling. Returns the matplotlib Figure.
+    reliability's square root (black, dashed: the ceiling on the held-out r) beside the held-out r. Metrics differ
+    by marker and line style as well as colour. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -1003,7 +1018,7 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     from ..plotting import METRIC_LABELS, label_axes
 
     table = findings.validity
-    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "reliability"], "findings.validity")
+    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling"], "findings.validity")
     ddp = table[table["gap"] == "dDP"]
     long = ddp.melt(id_vars=["data set", "metric", "k"], value_vars=list(CONTROL_LABELS), var_name="control",
                     value_name="correlation")
@@ -1018,12 +1033,12 @@ def figure_controls(findings: RealScoreFindings) -> Any:
         for j, control in enumerate(controls):
             ax = axes[i, j]
             part = long[(long["data set"] == dataset) & (long["control"] == control)]
-            sns.lineplot(part, x="k", y="correlation", hue="metric", palette=_metric_colours(), marker="o", ax=ax,
-                         legend=i == 0 and j == 0)
+            sns.lineplot(part, x="k", y="correlation", hue="metric", style="metric", markers=True, dashes=False,
+                         palette=_metric_colours(), ax=ax, legend=i == 0 and j == 0)
             ax.axhline(0, color="0.5", lw=0.8)
             if control == CONTROL_LABELS["heldout_mean"]:
                 own = rel[rel["data set"] == dataset]
-                ax.plot(own["k"], own["reliability"], color="black", ls="--", lw=1.2)
+                ax.plot(own["k"], own["ceiling"], color="black", ls="--", lw=1.2)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             label_axes(ax, title=f"{dataset}\n{control}", x="k (seats per pool)" if i == len(datasets) - 1 else "",
                        y="Pearson r with ΔDP" if j == 0 else "")
@@ -1031,8 +1046,8 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     axes[0, 0].get_legend().remove()
     fig.suptitle("Each metric's correlation with the selection-rate gap, with and without its controls")
     fig.tight_layout()
-    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "gap's split-half reliability"],
-               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=10)
+    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "ceiling: √(gap's split-half reliability)"],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=13)
     return fig
 
 
@@ -1064,7 +1079,8 @@ def figure_lippens_points(findings: RealScoreFindings, *, metrics: Sequence[str]
 
 def figure_lippens_rates(findings: RealScoreFindings) -> Any:
     """Pooled top-k selection rate of every Lippens group (k = 1 and 2) with its 95% bootstrap interval over
-    vacancies, groups ordered by their rate at k = 1. Returns the matplotlib Figure."""
+    vacancies, groups ordered by their rate at k = 1, and for each k the rate at which a group's impact ratio is
+    0.8 (four fifths of the reference group's rate). Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
 
     from ..plotting import label_axes
@@ -1079,10 +1095,17 @@ def figure_lippens_rates(findings: RealScoreFindings) -> Any:
         part = rates[rates["k"] == k].set_index("group").loc[order]
         offset = (i - (len(ks) - 1) / 2) * 0.3
         y = [n + offset for n in range(len(order))]
+        colour = ("tab:blue", "tab:orange", "tab:green")[i % 3]
         ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["rate_low"], part["rate_high"] - part["rate"]],
-                    fmt="o", ms=4, color=("tab:blue", "tab:orange", "tab:green")[i % 3], label=f"k = {k}")
+                    fmt=("o", "s", "^")[i % 3], ms=5, color=colour, label=f"k = {k}")
+        if "impact_ratio" in part:
+            # the four-fifths rule in rate terms: 0.8 times the reference group's rate (impact ratio 1)
+            reference = part.loc[(part["impact_ratio"] - 1.0).abs() < 1e-12, "rate"]
+            if len(reference):
+                ax.axvline(0.8 * float(reference.iloc[0]), color=colour, ls=(":", "--", "-.")[i % 3], lw=1.2,
+                           label=f"impact ratio 0.8 at k = {k}")
     ax.set_yticks(range(len(order)), order)
-    ax.legend(title=None, loc="lower right")
+    ax.legend(title=None, loc="lower right", fontsize=11)
     n_pools = findings.values.get("lippens_n_pools")
     where = f" over {n_pools:,} vacancies" if n_pools is not None else ""
     label_axes(ax, title=f"Top-k selection rate per group{where} (95% intervals)",
