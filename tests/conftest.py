@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -12,24 +13,57 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from allocbias.book import execute_notebook, glued_values, load_profile, notebook_parameters, repo_root  # noqa: E402
+from allocbias.book import (  # noqa: E402
+    _environment_digest,
+    _recorded_digest,
+    execute_notebook,
+    glued_values,
+    inputs_digest,
+    load_profile,
+    notebook_parameters,
+    repo_root,
+    toc_notebooks,
+    validate_profile,
+)
 
 ROOT = repo_root()
 GLUE_TEXT = re.compile(r"\{glue:text\}`([^`:]+)")
 
 
+# Where the tests' smoke executions go: the runner's folder for `allocbias.book execute --profile smoke --out
+# build/smoke`, so `make test-nbval` and CI's smoke book find these copies current and do not execute them again.
+SMOKE_OUT = ROOT / "build" / "smoke"
+
+
 @pytest.fixture(scope="session")
-def smoke_notebook(tmp_path_factory):
-    """Execute a notebook (by stem) with the smoke profile once per session; returns (path, glued values)."""
+def smoke_notebook():
+    """Execute a notebook (by stem) with the smoke profile once per run; returns (path, glued values).
+
+    The executed copy goes to ``build/smoke/`` stamped with the runner's :func:`allocbias.book.inputs_digest`, as
+    ``python -m allocbias.book execute --profile smoke --out build/smoke`` would write it; a copy already there
+    with the same digest (same notebook, smoke parameters, ``lib/``, data folder and installed packages) is read
+    back, not executed again: the runner's own rule. A lock per chapter makes pytest-xdist workers that need the
+    same chapter wait for one execution instead of running it twice.
+    """
     cache: dict[str, tuple[Path, dict]] = {}
-    out_dir = tmp_path_factory.mktemp("executed")
-    profile = load_profile("smoke", root=ROOT)
+    # the runner's plan: profiles/smoke.yaml with its _defaults applied, checked as `allocbias.book execute` does
+    plan = validate_profile(load_profile("smoke", root=ROOT), toc_notebooks(root=ROOT), name="profiles/smoke.yaml")
+    environment: list[str] = []
 
     def run(stem: str) -> tuple[Path, dict]:
         if stem not in cache:
+            if not environment:
+                environment.append(_environment_digest(ROOT))
             source = ROOT / "notebooks" / f"{stem}.ipynb"
-            result = execute_notebook(source, out_dir / source.name, profile.get(stem, {}), cwd=ROOT)
-            cache[stem] = (result.output, glued_values(result.output))
+            output = SMOKE_OUT / source.name
+            given = plan[stem]
+            stamp = inputs_digest(source, given, root=ROOT, environment=environment[0])
+            SMOKE_OUT.mkdir(parents=True, exist_ok=True)
+            with open(SMOKE_OUT / f".{stem}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if _recorded_digest(output) != stamp:
+                    execute_notebook(source, output, given, cwd=ROOT, root=ROOT, stamp=stamp)
+            cache[stem] = (output, glued_values(output))
         return cache[stem]
 
     return run
@@ -145,3 +179,34 @@ def stored_pairwise_answers(params):
     for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
         assert ids <= catalog.store_for(systems.parse_system(system), "resume_pairwise", root).done_ids(), system
     return runs.pairwise_table(params["pairwise_systems"], pools, root=root)
+
+
+def _xdist_group(item: pytest.Item) -> tuple[int, str]:
+    """The pytest-xdist group of a test (``make test`` runs ``-n 2 --dist loadgroup``) and its rank in the run.
+
+    A test that reads a chapter's smoke execution joins the group of that chapter (its ``test_nb_*`` module and its
+    case of tests/test_notebooks.py), so one worker executes the chapter and the other is not left waiting on its
+    lock; these groups go first, as they take longest. The smoke book (tests/test_book_reading.py, every chapter)
+    comes next, built while the other worker runs the library's tests; every other test stays with its module, so
+    a module's fixtures are computed once.
+    """
+    module = getattr(item, "module", None)
+    stem = getattr(module, "STEM", None)
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and isinstance(callspec.params.get("notebook"), Path):
+        stem = callspec.params["notebook"].stem
+    if stem and "smoke_notebook" in getattr(item, "fixturenames", ()):
+        return 0, f"chapter-{stem}"
+    name = module.__name__ if module is not None else item.nodeid.split("::")[0]
+    if name.endswith("test_book_reading"):
+        return 1, "smoke-book"
+    return 2, name
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    ranks = {}
+    for item in items:
+        rank, group = _xdist_group(item)
+        item.add_marker(pytest.mark.xdist_group(group))
+        ranks[item.nodeid] = rank
+    items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank
