@@ -69,10 +69,11 @@ test-lib: $(STAMP)
 test-notebooks: $(STAMP)
 	$(PY) -m pytest tests -m notebooks -q
 
-# Two workers (the tests of one chapter stay on one: --dist loadgroup); the 30 slowest tests are printed every run.
+# Two pytest-xdist workers, each given whole scopes (tests/conftest.py: a chapter's tests together, the chapters
+# first, then the smoke book, then the library's modules); the 30 slowest tests are printed every run.
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadgroup --durations=30
+	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 	$(MAKE) --no-print-directory test-nbval
 
 # Execute the fast chapters (smoke profile) into build/smoke/, then re-execute those copies with nbval and compare

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
@@ -181,32 +182,52 @@ def stored_pairwise_answers(params):
     return runs.pairwise_table(params["pairwise_systems"], pools, root=root)
 
 
-def _xdist_group(item: pytest.Item) -> tuple[int, str]:
-    """The pytest-xdist group of a test (``make test`` runs ``-n 2 --dist loadgroup``) and its rank in the run.
+_STEM = re.compile(r'^STEM = "([^"]+)"', flags=re.MULTILINE)
+_SMOKE_CASE = "tests/test_notebooks.py::test_notebook_executes_under_smoke_profile["
 
-    A test that reads a chapter's smoke execution joins the group of that chapter (its ``test_nb_*`` module and its
-    case of tests/test_notebooks.py), so one worker executes the chapter and the other is not left waiting on its
-    lock; these groups go first, as they take longest. The smoke book (tests/test_book_reading.py, every chapter)
-    comes next, built while the other worker runs the library's tests; every other test stays with its module, so
+
+@functools.cache
+def _module_stem(path: str) -> str | None:
+    """The chapter a ``tests/test_nb_*.py`` module checks (its ``STEM``), read from its text."""
+    file = ROOT / path
+    found = _STEM.search(file.read_text(encoding="utf-8")) if file.name.startswith("test_nb_") else None
+    return found.group(1) if found else None
+
+
+def _xdist_scope(nodeid: str) -> tuple[int, str]:
+    """The pytest-xdist scope of a test (``make test`` runs ``-n 2 --dist loadscope``) and its rank in the run.
+
+    A chapter's ``tests/test_nb_*.py`` module and its case of tests/test_notebooks.py's smoke execution form one
+    scope, so one worker executes the chapter and the other is not left waiting on its lock; these scopes go
+    first, as they take longest. The smoke book (tests/test_book_reading.py, every chapter) comes next, built while
+    the other worker runs the library's tests; every other test stays with its module (xdist's own loadscope), so
     a module's fixtures are computed once.
     """
-    module = getattr(item, "module", None)
-    stem = getattr(module, "STEM", None)
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and isinstance(callspec.params.get("notebook"), Path):
-        stem = callspec.params["notebook"].stem
-    if stem and "smoke_notebook" in getattr(item, "fixturenames", ()):
+    path = nodeid.split("::", 1)[0]
+    if nodeid.startswith(_SMOKE_CASE):
+        return 0, "chapter-" + nodeid[len(_SMOKE_CASE):].rstrip("]")
+    stem = _module_stem(path)
+    if stem:
         return 0, f"chapter-{stem}"
-    name = module.__name__ if module is not None else item.nodeid.split("::")[0]
-    if name.endswith("test_book_reading"):
-        return 1, "smoke-book"
-    return 2, name
+    if path.endswith("test_book_reading.py"):
+        return 1, path
+    return 2, path
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    ranks = {}
-    for item in items:
-        rank, group = _xdist_group(item)
-        item.add_marker(pytest.mark.xdist_group(group))
-        ranks[item.nodeid] = rank
-    items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank
+    """Run the chapter scopes first, then the smoke book, then the rest (collection order within each)."""
+    items.sort(key=lambda item: _xdist_scope(item.nodeid)[0])  # stable
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With ``--dist loadscope``, xdist's scheduler with the scopes of :func:`_xdist_scope` (whole scopes to one
+    worker, in the order collected: give ``--no-loadscope-reorder``)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ChapterScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _xdist_scope(nodeid)[1]
+
+    return ChapterScopes(config, log)
