@@ -1,8 +1,9 @@
 # allocbias: two commands, each doing its own set-up.
 #   make book   execute every notebook of _toc.yml with papermill (PROFILE=default) and build the HTML book
 #   make book-student  the same book with every exercise solution removed, into _build/student/html
-#   make test   run the library's tests and every notebook with the smoke profile, then re-execute the fast
-#               chapters with nbval and compare every output (a chapter that is not deterministic fails)
+#   make test   run the library's tests and every notebook with the smoke profile (two pytest-xdist workers,
+#               each chapter executed once into build/smoke/), then re-execute the fast chapters' executed copies
+#               with nbval and compare every output (a chapter that is not deterministic fails)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -68,17 +69,21 @@ test-lib: $(STAMP)
 test-notebooks: $(STAMP)
 	$(PY) -m pytest tests -m notebooks -q
 
+# Two pytest-xdist workers, each given whole scopes (tests/conftest.py: a chapter's tests together, the chapters
+# first, then the smoke book, then the library's modules); the 30 slowest tests are printed every run.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 	$(MAKE) --no-print-directory test-nbval
 
-# Execute the fast chapters (smoke profile) into build/nbval/, then re-execute those copies with nbval and compare
+# Execute the fast chapters (smoke profile) into build/smoke/, then re-execute those copies with nbval and compare
 # every output with the executed one; tests/nbval_sanitize.cfg masks timings and styled tables' random ids only.
+# After `pytest tests` the copies are there already, stamped with their inputs' digest (tests/conftest.py executes
+# every chapter into build/smoke/ the way the runner does), so the runner finds them current and executes nothing.
 test-nbval: $(STAMP)
-	rm -rf build/nbval
-	$(PY) -m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/nbval
+	$(PY) -m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/smoke
 	$(PY) -m pytest -q -p no:cacheprovider -p tests.nbval_history --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg $(addprefix build/nbval/,$(addsuffix .ipynb,$(NBVAL_CHAPTERS)))
+		--nbval-sanitize-with tests/nbval_sanitize.cfg $(addprefix build/smoke/,$(addsuffix .ipynb,$(NBVAL_CHAPTERS)))
 
 bench: $(STAMP)
 	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(PY) $$b; done

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import json
 import os
 import re
@@ -12,24 +14,57 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from allocbias.book import execute_notebook, glued_values, load_profile, notebook_parameters, repo_root  # noqa: E402
+from allocbias.book import (  # noqa: E402
+    _environment_digest,
+    _recorded_digest,
+    execute_notebook,
+    glued_values,
+    inputs_digest,
+    load_profile,
+    notebook_parameters,
+    repo_root,
+    toc_notebooks,
+    validate_profile,
+)
 
 ROOT = repo_root()
 GLUE_TEXT = re.compile(r"\{glue:text\}`([^`:]+)")
 
 
+# Where the tests' smoke executions go: the runner's folder for `allocbias.book execute --profile smoke --out
+# build/smoke`, so `make test-nbval` and CI's smoke book find these copies current and do not execute them again.
+SMOKE_OUT = ROOT / "build" / "smoke"
+
+
 @pytest.fixture(scope="session")
-def smoke_notebook(tmp_path_factory):
-    """Execute a notebook (by stem) with the smoke profile once per session; returns (path, glued values)."""
+def smoke_notebook():
+    """Execute a notebook (by stem) with the smoke profile once per run; returns (path, glued values).
+
+    The executed copy goes to ``build/smoke/`` stamped with the runner's :func:`allocbias.book.inputs_digest`, as
+    ``python -m allocbias.book execute --profile smoke --out build/smoke`` would write it; a copy already there
+    with the same digest (same notebook, smoke parameters, ``lib/``, data folder and installed packages) is read
+    back, not executed again: the runner's own rule. A lock per chapter makes pytest-xdist workers that need the
+    same chapter wait for one execution instead of running it twice.
+    """
     cache: dict[str, tuple[Path, dict]] = {}
-    out_dir = tmp_path_factory.mktemp("executed")
-    profile = load_profile("smoke", root=ROOT)
+    # the runner's plan: profiles/smoke.yaml with its _defaults applied, checked as `allocbias.book execute` does
+    plan = validate_profile(load_profile("smoke", root=ROOT), toc_notebooks(root=ROOT), name="profiles/smoke.yaml")
+    environment: list[str] = []
 
     def run(stem: str) -> tuple[Path, dict]:
         if stem not in cache:
+            if not environment:
+                environment.append(_environment_digest(ROOT))
             source = ROOT / "notebooks" / f"{stem}.ipynb"
-            result = execute_notebook(source, out_dir / source.name, profile.get(stem, {}), cwd=ROOT)
-            cache[stem] = (result.output, glued_values(result.output))
+            output = SMOKE_OUT / source.name
+            given = plan[stem]
+            stamp = inputs_digest(source, given, root=ROOT, environment=environment[0])
+            SMOKE_OUT.mkdir(parents=True, exist_ok=True)
+            with open(SMOKE_OUT / f".{stem}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if _recorded_digest(output) != stamp:
+                    execute_notebook(source, output, given, cwd=ROOT, root=ROOT, stamp=stamp)
+            cache[stem] = (output, glued_values(output))
         return cache[stem]
 
     return run
@@ -145,3 +180,54 @@ def stored_pairwise_answers(params):
     for system in params["pairwise_systems"]:  # complete tables: reading them loads no model
         assert ids <= catalog.store_for(systems.parse_system(system), "resume_pairwise", root).done_ids(), system
     return runs.pairwise_table(params["pairwise_systems"], pools, root=root)
+
+
+_STEM = re.compile(r'^STEM = "([^"]+)"', flags=re.MULTILINE)
+_SMOKE_CASE = "tests/test_notebooks.py::test_notebook_executes_under_smoke_profile["
+
+
+@functools.cache
+def _module_stem(path: str) -> str | None:
+    """The chapter a ``tests/test_nb_*.py`` module checks (its ``STEM``), read from its text."""
+    file = ROOT / path
+    found = _STEM.search(file.read_text(encoding="utf-8")) if file.name.startswith("test_nb_") else None
+    return found.group(1) if found else None
+
+
+def _xdist_scope(nodeid: str) -> tuple[int, str]:
+    """The pytest-xdist scope of a test (``make test`` runs ``-n 2 --dist loadscope``) and its rank in the run.
+
+    A chapter's ``tests/test_nb_*.py`` module and its case of tests/test_notebooks.py's smoke execution form one
+    scope, so one worker executes the chapter and the other is not left waiting on its lock; these scopes go
+    first, as they take longest. The smoke book (tests/test_book_reading.py, every chapter) comes next, built while
+    the other worker runs the library's tests; every other test stays with its module (xdist's own loadscope), so
+    a module's fixtures are computed once.
+    """
+    path = nodeid.split("::", 1)[0]
+    if nodeid.startswith(_SMOKE_CASE):
+        return 0, "chapter-" + nodeid[len(_SMOKE_CASE):].rstrip("]")
+    stem = _module_stem(path)
+    if stem:
+        return 0, f"chapter-{stem}"
+    if path.endswith("test_book_reading.py"):
+        return 1, path
+    return 2, path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the chapter scopes first, then the smoke book, then the rest (collection order within each)."""
+    items.sort(key=lambda item: _xdist_scope(item.nodeid)[0])  # stable
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With ``--dist loadscope``, xdist's scheduler with the scopes of :func:`_xdist_scope` (whole scopes to one
+    worker, in the order collected: give ``--no-loadscope-reorder``)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ChapterScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _xdist_scope(nodeid)[1]
+
+    return ChapterScopes(config, log)

@@ -35,7 +35,7 @@ def _makefile_rule(target: str) -> str:
 def test_make_test_runs_nbval_on_the_fast_chapters() -> None:
     assert "$(MAKE) --no-print-directory test-nbval" in _makefile_rule("test")
     rule = _makefile_rule("test-nbval")
-    assert "-m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/nbval" in rule
+    assert "-m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/smoke" in rule
     for option in ("--nbval ", "--nbval-current-env", "-p tests.nbval_history",
                    "--nbval-sanitize-with tests/nbval_sanitize.cfg"):
         assert option in rule, option

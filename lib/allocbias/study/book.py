@@ -70,7 +70,9 @@ import json
 import os
 import platform
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -580,6 +582,10 @@ def execute_notebook(
     # papermill writes its output while it runs: write a temporary file, renamed over ``output`` on success only
     partial = output.with_name(f".{output.stem}.partial-{os.getpid()}.ipynb")
     failed = output.with_name(f"{output.stem}.failed.ipynb")
+    # the kernel's IPC sockets in a folder of its own: jupyter_client's default, ``kernel-ipc-<n>`` in the current
+    # folder, numbered by which files exist, lets two kernels started at once (pytest-xdist workers, two runs in one
+    # checkout) take the same sockets
+    sockets = Path(tempfile.mkdtemp(prefix="allocbias-kernel-"))
     start = time.perf_counter()
     try:
         with kernel_environment(root) if root is not None else contextlib.nullcontext():
@@ -593,7 +599,7 @@ def execute_notebook(
                 progress_bar=False,
                 execution_timeout=timeout,
                 # the kernel talks over local IPC sockets, not TCP: no unencrypted port, and no Jupyter warning
-                config=Config({"KernelManager": {"transport": "ipc"}}),
+                config=Config({"KernelManager": {"transport": "ipc", "ip": str(sockets / "ipc")}}),
             )
         if stamp is not None:
             executed = _read_notebook(partial)
@@ -611,6 +617,8 @@ def execute_notebook(
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     os.replace(partial, output)
     failed.unlink(missing_ok=True)
     return ExecutionResult(notebook, output, parameters, time.perf_counter() - start)
