@@ -37,6 +37,47 @@ CELLS = [("Female", "A", 100, 30), ("Female", "B", 100, 50), ("Male", "A", 200, 
 
 # --------------------------------------------------------------------------- hand-computed tables
 
+# The case: sex with 130 "Decline to answer", 40 empty cells and 31 cells of spaces; labels with stray
+# spaces. By hand: unknown sex = 130 + 71 = 201 on two lines; Female 80 of 200, Male 150 of 300 -> 0.4 / 0.5 = 0.8.
+BLANK_CELLS = ([("Female ", "A", 100, 40), ("Female", " B", 100, 40), ("Male", "A", 150, 75), ("Male", "B", 150, 75),
+                ("Decline to answer", "A", 130, 13), ("", "A", 40, 4), ("   ", "B", 31, 3)])
+
+
+def _write(frame: pd.DataFrame, path) -> None:
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_excel(path, index=False)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
+def test_blank_cells_are_unknown_in_every_format(tmp_path, suffix):
+    path = tmp_path / f"applicants{suffix}"
+    _write(applicant_rows(BLANK_CELLS), path)
+    frame = read_data(path)
+    a = ll144.bias_audit(frame)
+    unknown = a.unknown[a.unknown["category"] == "sex"].set_index("label")["n_unknown"].to_dict()
+    assert unknown == {"(blank)": 71, "Decline to answer": 130}
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    assert sorted(sex.index[~sex["unknown"]]) == ["Female", "Male"]  # no "", "Female " or " B" group
+    assert sex.loc["Female", "applicants"] == 200 and sex.loc["Female", "impact_ratio"] == pytest.approx(0.8)
+    assert sex.loc["Female", "share"] == pytest.approx(200 / 500)
+    assert (sex["n_unknown"].dropna() == 201).all()
+    race = a.table[a.table["table"] == "race/ethnicity"].set_index("group")
+    assert sorted(race.index) == ["A", "B"] and race.loc["B", "applicants"] == 281
+    assert not any("non-answer" in w for w in a.warnings)
+
+
+def test_a_compared_non_answer_gets_a_warning():
+    rows = applicant_rows([("Female", "A", 100, 40), ("Male", "A", 100, 50), ("Declined to state", "A", 50, 5)])
+    a = ll144.bias_audit(rows, unknown=["Unknown"])
+    assert any("'Declined to state'" in w and "non-answer" in w for w in a.warnings)
+    b = ll144.bias_audit(rows)  # the default list knows it: unknown, not compared
+    assert b.unknown.set_index("label").loc["Declined to state", "n_unknown"] == 50
+    assert any("one group only" in w for w in b.warnings)  # race/ethnicity: A only
+
 
 def test_hand_computed_table_with_an_excluded_category():
     a = ll144.bias_audit(applicant_rows(CELLS[:5]))
@@ -63,7 +104,7 @@ def test_hand_computed_table_with_an_excluded_category():
 
 def test_hand_computed_table_with_unknowns_and_bounds():
     a = ll144.bias_audit(applicant_rows(CELLS[:4] + CELLS[5:]))
-    unknown = a.unknown.set_index("category")["n_unknown"].to_dict()
+    unknown = a.unknown.groupby("category", sort=False)["n_unknown"].sum().to_dict()
     assert unknown == {"sex": 20, "race/ethnicity": 10, "intersectional": 30}
     sex = a.table[a.table["table"] == "sex"].set_index("group")
     # Male: 165 of 310 (the Unknown-race applicants count in the sex table); Female 80 of 200; 20 unknown sex
@@ -169,7 +210,7 @@ def test_command_on_the_example_file(tmp_path, capsys):
     assert code == 0 and "four-fifths screening rule" in stdout
     doc = json.loads((out / "ll144.json").read_text())
     assert doc["input"]["sha256"] == datasets.sha256_bytes((EXAMPLE / "applicants.csv").read_bytes())
-    assert doc["options"]["exclude_below"] == 0.02 and doc["options"]["unknown"] == ["Unknown"]
+    assert doc["options"]["exclude_below"] == 0.02 and doc["options"]["unknown"] == [*ll144.NON_ANSWERS, "(blank)"]
     assert sorted(p.name for p in (out / "tables").iterdir()) == [
         "excluded.csv", "intersectional.csv", "race_ethnicity.csv", "sex.csv", "unknown.csv"]
     sex = pd.read_csv(out / "tables" / "sex.csv")
@@ -222,7 +263,7 @@ def test_command_reproduces_chapter_13_recomputed_ratios(tmp_path, capsys, audit
 
 
 BAD = {
-    "missing column": ("sex,selected\nF,yes\nM,no\n", [], r"x\.csv: no column 'race_ethnicity'"),
+    "missing column": ("sex,selected\nF,yes\nM,no\n", [], r"x\.csv: no category column 'race_ethnicity'"),
     "selected not yes/no": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,maybe\n", [],
                             r"x\.csv: row 3, column 'selected': 'maybe' is not yes or no"),
     "more selected than applicants": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,11\n", [],
@@ -338,3 +379,21 @@ def test_a_stale_page_is_caught():
     assert page.render_page(text, blocks) != text
     with pytest.raises(ValueError, match="does not quote"):
         page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)
+
+
+def test_missing_columns_are_named_at_once_with_close_names():
+    rows = pd.DataFrame({"Gender": ["F", "M"], "Race": ["A", "B"], "selected": ["yes", "no"]})
+    with pytest.raises(ValueError, match=r"no category column 'sex' \(did you mean 'Gender'\?\), 'race_ethnicity' "
+                                         r"\(did you mean 'Race'\?\)"):
+        ll144.bias_audit(rows)
+
+
+def test_negative_scores_are_accepted():
+    rng = np.random.default_rng(1)
+    rows = applicant_rows([("Female", "A", 100, 0), ("Male", "B", 100, 0)]).drop(columns="selected")
+    rows["score"] = rng.normal(-5, 1, len(rows)) + np.where(rows["sex"] == "Male", 0.5, 0.0)
+    a = ll144.bias_audit(rows)
+    assert a.kind == "scoring" and a.median < 0
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    assert sex.loc["Female", "rate"] == pytest.approx(float((rows.loc[rows["sex"] == "Female", "score"] > a.median).mean()))
+    assert any("mean score is not positive" in w for w in a.warnings)

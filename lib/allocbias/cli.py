@@ -187,9 +187,10 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
     ll.add_argument("--score", default="score", metavar="COLUMN", help="the score per applicant (default score)")
     ll.add_argument("--applicants", default="applicants", metavar="COLUMN",
                     help="applicants per category, for counts (default applicants)")
-    ll.add_argument("--unknown", nargs="+", default=["Unknown"], metavar="LABEL",
-                    help="labels of the unknown category (default Unknown; case and surrounding spaces ignored); "
-                         "empty cells of applicant rows are unknown too")
+    ll.add_argument("--unknown", nargs="+", default=None, metavar="LABEL",
+                    help="labels of the unknown category, replacing the default list of common non-answers "
+                         "(Unknown, Decline to answer, Prefer not to say, N/A, ...; case and surrounding spaces "
+                         "ignored); empty cells and cells of spaces are unknown too, on a line of their own")
     ll.add_argument("--exclude-below", type=_share_or_none, default=0.02, metavar="SHARE",
                     help="leave out of the comparison a category below this share of the applicants (the rules' "
                          "option; default 0.02; 'none' keeps every category)")
@@ -204,12 +205,14 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
 
 def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .ll144_command import run_ll144
+    from .measures import ll144
 
     def column(name: str) -> str | None:
         return None if name.strip().casefold() == "none" else name
 
     written = run_ll144(args.data, args.out, sex=column(args.sex), race=column(args.race), selected=args.selected,
-                        score=args.score, applicants=args.applicants, unknown=tuple(args.unknown),
+                        score=args.score, applicants=args.applicants,
+                        unknown=ll144.NON_ANSWERS if args.unknown is None else tuple(args.unknown),
                         exclude_below=args.exclude_below, tool=args.tool, sheet=args.sheet, draws=args.draws,
                         seed=args.seed, command=_command_line(argv))
     a = written.audit

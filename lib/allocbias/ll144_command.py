@@ -35,6 +35,8 @@ __all__ = ["READERS", "LL144CommandError", "read_data", "render_summary", "run_l
 
 #: File endings DATA may have, and how each is read.
 READERS = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "excel", ".xlsm": "excel"}
+#: pandas' engine for Excel files (python-calamine, in the ``data`` extra).
+EXCEL_ENGINE = "calamine"
 #: The first data row's number (the header is row 1, as a spreadsheet shows it).
 FIRST_ROW = 2
 FOUR_FIFTHS_NOTE = ("The 0.8 line is the four-fifths rule, a screening rule: an impact ratio below it is a reason to "
@@ -48,8 +50,11 @@ class LL144CommandError(ValueError):
 def read_data(path: str | Path, *, sheet: str | int | None = None) -> pd.DataFrame:
     """DATA as a frame of text and numbers, indexed by spreadsheet row number (header = row 1).
 
-    CSV cells are read as text (an empty cell is missing; ``NA`` is a label like any other); Excel cells as the
-    sheet stores them; Parquet columns with their types.
+    CSV cells are read as text (an empty cell is missing; ``NA`` or ``N/A`` is a label like any other, which the
+    audit's list of non-answers may name); Excel cells as the sheet stores them, read by the ``calamine`` engine
+    (python-calamine: about ten times faster than openpyxl), with the same rule for empty and ``N/A`` cells;
+    Parquet columns with their types. Empty text and cells of spaces only are left as they are here: the audit
+    reads every one of them, in every format, as the unknown category ``(blank)``.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
@@ -72,7 +77,8 @@ def read_data(path: str | Path, *, sheet: str | int | None = None) -> pd.DataFra
         elif kind == "parquet":
             frame = pd.read_parquet(path)
         else:
-            frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet, dtype=object)
+            frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet, dtype=object, engine=EXCEL_ENGINE,
+                                  keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise LL144CommandError(f"{name}: the file is empty") from None
     except Exception as exc:  # any parser's error: one line naming the file (and the sheet)
@@ -345,7 +351,7 @@ def write_audit(audit: ll144.BiasAudit, out: str | Path, source: dict[str, Any],
 
 def run_ll144(data: str | Path, out: str | Path, *, sex: str | None = "sex", race: str | None = "race_ethnicity",
               selected: str = "selected", score: str = "score", applicants: str = "applicants",
-              unknown: Any = ("Unknown",), exclude_below: float | None = ll144.EXCLUDE_BELOW, tool: str | None = None,
+              unknown: Any = ll144.NON_ANSWERS, exclude_below: float | None = ll144.EXCLUDE_BELOW, tool: str | None = None,
               sheet: str | int | None = None, draws: int = 4000, seed: int = 0, command: str | None = None) -> Written:
     """Read DATA, audit it (:func:`allocbias.ll144.bias_audit`, whole counts only) and write the files to ``out``.
 
