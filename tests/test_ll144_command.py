@@ -256,9 +256,11 @@ def test_command_reproduces_chapter_13_recomputed_ratios(tmp_path, capsys, audit
     code, _, err = run(["ll144", str(path), "--unknown", "Missing/Unknown", "--out", str(out)], capsys)
     assert code == 0, err
     got = pd.read_csv(out / "tables" / "intersectional.csv")
-    got = got[~got["unknown"]].set_index(["sex", "race_ethnicity"])["impact_ratio"]
-    want = ours.set_index(["sex", "race_ethnicity"])["impact_ratio"]
-    assert len(want) >= 12
+    got = got[~got["unknown"]].set_index(["sex", "race_ethnicity"])
+    assert got.loc[got["excluded"], "impact_ratio"].isna().all()  # excluded: not compared, no ratio
+    got = got.loc[~got["excluded"], "impact_ratio"]
+    want = ours.set_index(["sex", "race_ethnicity"])["impact_ratio"].loc[got.index]
+    assert len(want) >= 9
     assert got.loc[want.index].to_numpy() == pytest.approx(want.to_numpy(), rel=1e-12, nan_ok=True)
 
 
@@ -325,12 +327,20 @@ def test_an_existing_foreign_folder_is_refused_and_an_earlier_output_replaced(tm
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     code, _, err = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)], capsys)
-    assert code == 2 and "not an empty folder" in err and [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert code == 2 and "did not write (notes.txt)" in err and [p.name for p in out.iterdir()] == ["notes.txt"]
     fresh = tmp_path / "fresh"
     assert run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(fresh)], capsys)[0] == 0
     assert run(["ll144", str(EXAMPLE / "scores.csv"), "--out", str(fresh)], capsys)[0] == 0
     assert (fresh / "tables" / "regression.csv").is_file()
-    assert json.loads((fresh / "ll144.json").read_text())["input"]["file"] == "scores.csv"
+    doc = json.loads((fresh / "ll144.json").read_text())
+    assert doc["input"]["file"] == "scores.csv"
+    assert sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()) == doc["files"]
+    # a note put into an earlier output survives: the re-run refuses, naming it, and changes nothing
+    (fresh / "tables" / "my notes.txt").write_text("keep me")
+    before = {p: p.read_bytes() for p in fresh.rglob("*") if p.is_file()}
+    code, _, err = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(fresh)], capsys)
+    assert code == 2 and "tables/my notes.txt" in err
+    assert {p: p.read_bytes() for p in fresh.rglob("*") if p.is_file()} == before
 
 
 def test_hostile_labels_are_escaped_everywhere(tmp_path, capsys):
@@ -362,7 +372,8 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
     spec.loader.exec_module(page)
     assert page.main(["--check"]) == 0
     text = page.PAGE.read_text(encoding="utf-8")
-    assert text.count("<!-- ll144-page:") == 6 and "verdict of compliance" in text
+    assert text.count("<!-- ll144-page:") == 7 and "verdict of compliance" in text
+    assert "Date of the bias audit: 2026-03-01" in text and "--data-source historical" in text
 
 
 def test_a_stale_page_is_caught():
@@ -375,7 +386,7 @@ def test_a_stale_page_is_caught():
     spec.loader.exec_module(page)
     text = page.PAGE.read_text(encoding="utf-8")
     blocks = {name: "stale\n" for name in ["example-stdout", "example-race", "scores-stdout", "scores-regression",
-                                           "published-stdout", "published-compare"]}
+                                           "published-stdout", "published-compare", "filing-summary"]}
     assert page.render_page(text, blocks) != text
     with pytest.raises(ValueError, match="does not quote"):
         page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)
@@ -397,3 +408,84 @@ def test_negative_scores_are_accepted():
     sex = a.table[a.table["table"] == "sex"].set_index("group")
     assert sex.loc["Female", "rate"] == pytest.approx(float((rows.loc[rows["sex"] == "Female", "score"] > a.median).mean()))
     assert any("mean score is not positive" in w for w in a.warnings)
+
+
+FILING = {"--audit-date": "2026-03-01", "--data-source": "historical",
+          "--data-explanation": "All applicants screened in 2025", "--distribution-date": "2024-01-15",
+          "--employer": "Example Corp", "--tool-name": "Example Screener", "--auditor": "Example Audits LLC"}
+
+
+def test_published_summary_holds_every_filing_field(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)] + [x for kv in FILING.items() for x in kv]
+    code, stdout, err = run(argv, capsys)
+    assert code == 0, err and "not ready" not in stdout
+    doc = json.loads((out / "ll144.json").read_text())
+    audit = ll144.bias_audit(read_data(EXAMPLE / "applicants.csv"))
+    excluded = audit.excluded
+    assert len(excluded) >= 1
+    for name in ("published_summary.md", "published_summary.html"):
+        text = (out / name).read_text()
+        for value in ["2026-03-01", "All applicants screened in 2025", "2024-01-15",
+                      "Example Corp", "Example Screener", "Example Audits LLC", "historical data"]:
+            assert value in text, (name, value)
+        assert "Number of applicants: 1,200" in text and "Not ready" not in text
+        for category, n in audit.unknown.groupby("category", sort=False)["n_unknown"].sum().items():
+            assert f"Applicants in an unknown category: {int(n):,}." in text
+        for _, r in excluded.iterrows():  # justification, applicants and rate of each excluded category
+            rate = audit.table[(audit.table["table"] == r["category"]) & (audit.table["group"] == r["group"])]["rate"]
+            assert f"{r['group']}, {int(r['applicants'])} applicants, selection rate {rate.iloc[0]:.3f}" in text
+        assert "less than 2% of the applicants whose category is known" in text
+        assert f"allocbias {doc['version']}" in text
+    md = (out / "published_summary.md").read_text()
+    known = audit.table[~audit.table["unknown"]]
+    assert md.count("not compared") == len(excluded)
+    for _, r in known[~known["excluded"]].iterrows():
+        assert f"| {r['group']} | {int(r['applicants']):,} | {r['rate']:.3f} | {r['impact_ratio']:.3f} |" in md
+    assert doc["filing"]["audit_date"] == "2026-03-01" and doc["version"] == cli._version()
+    assert f"allocbias {doc['version']}" in (out / "summary.md").read_text()
+    assert doc["version"] in (out / "report.html").read_text()
+
+
+def test_a_summary_without_the_filing_fields_says_what_is_missing(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, stdout, _ = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out), "--audit-date", "2026-03-01"],
+                          capsys)
+    assert code == 0 and "not ready to publish without --data-source, --data-explanation, --distribution-date" in stdout
+    assert "Not ready to publish**: missing --data-source" in (out / "published_summary.md").read_text()
+
+
+def test_version_option(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"allocbias {cli._version()}"
+
+
+def test_outputs_plain_text_integers_one_interval_spelling(tmp_path, capsys):
+    path = tmp_path / "sel_yesno.csv"
+    _write(applicant_rows(CELLS[:5]), path)
+    out = tmp_path / "out"
+    assert run(["ll144", str(path), "--out", str(out)], capsys)[0] == 0
+    summary = (out / "summary.md").read_text()
+    assert "sel_yesno.csv" in summary and "(highest rate)" in summary and "0.99%" in summary
+    assert "\\" not in summary and "## Intersectional (sex × race/ethnicity)" in summary and "By " not in summary
+    race = pd.read_csv(out / "tables" / "race_ethnicity.csv")
+    assert "2303.0" not in (out / "tables" / "race_ethnicity.csv").read_text()
+    assert pd.api.types.is_integer_dtype(race["applicants"]) and pd.api.types.is_integer_dtype(race["selected"])
+    bounds = [c for c in race.columns if c.startswith(("rate_", "impact_ratio_"))]
+    assert bounds and all(c.endswith(("_low", "_high")) for c in bounds)
+    c = race.set_index("group").loc["C"]  # excluded by the 2% rule: a rate, never a ratio
+    assert c["rate"] == pytest.approx(0.8) and np.isnan(c["impact_ratio"]) and not c["four_fifths"]
+    assert "| C | 5 | 4 | 0.800 |" in summary and "not compared" in summary
+
+
+def test_the_2_percent_base_is_an_option():
+    # 2.5% of the known applicants but 1.9% of all of them: kept under "known", excluded under "all"
+    rows = applicant_rows([("Female", "A", 500, 100), ("Male", "A", 475, 100), ("Male", "B", 25, 5),
+                           ("Male", "Unknown", 300, 30)])
+    known = ll144.bias_audit(rows, sex=None)
+    every = ll144.bias_audit(rows, sex=None, exclude_base="all")
+    assert known.excluded.empty
+    assert every.excluded["group"].tolist() == ["B"] and "of all applicants" in every.excluded["reason"].iloc[0]
+    with pytest.raises(ValueError, match="exclude_base"):
+        ll144.bias_audit(rows, exclude_base="some")
