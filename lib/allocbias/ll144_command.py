@@ -112,8 +112,8 @@ def _md(value: Any) -> str:
     HTML-escaped, and only the characters that can start markup backslash-escaped (backslash, backtick, ``*``,
     brackets, ``|``, and ``_`` at a word's edge); dots, parentheses, ``%`` and ``_`` inside a word stay as typed.
 
-    >>> _md("sel_yesno.csv (highest rate) 0.82% <b>|*x*")
-    'sel_yesno.csv (highest rate) 0.82% &lt;b&gt;\\|\\*x\\*'
+    >>> print(_md("sel_yesno.csv (highest rate) 0.82% <b>|*x*"))
+    sel_yesno.csv (highest rate) 0.82% &lt;b&gt;\\|\\*x\\*
     """
     text = html.escape(str(value), quote=False)
     return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text).replace("\n", " ")
