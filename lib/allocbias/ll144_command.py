@@ -270,7 +270,7 @@ def _context(audit: ll144.BiasAudit, source: dict[str, Any], filing: dict[str, A
                    + [(c, c.replace("_", " ")) for c in extra],
         "unknown": [{"category": str(r["category"]), "label": str(r["label"]), "n": _count(r["n_unknown"]),
                      "share": _num(r["share_unknown"])} for _, r in audit.unknown.iterrows()],
-        "unknown_labels": [str(u) for u in audit.options["unknown"]],
+        "unknown_labels": [str(u) for u in audit.options["unknown"] if u != ll144.BLANK],
         "exclude_rule": _exclude_rule(audit.options),
         "version": tool_version(), "filing": filing or {},
         "excluded": [{"category": str(r["category"]), "group": str(r["group"]), "applicants": _count(r["applicants"]),
