@@ -397,6 +397,8 @@ def test_missing_columns_are_named_at_once_with_close_names():
     with pytest.raises(ValueError, match=r"no category column 'sex' \(did you mean 'Gender'\?\), 'race_ethnicity' "
                                          r"\(did you mean 'Race'\?\)"):
         ll144.bias_audit(rows)
+    with pytest.raises(ValueError, match=r"no column 'selected' \(did you mean 'Hired'\?\) \(yes/no\) or 'score'"):
+        ll144.bias_audit(rows.rename(columns={"Gender": "sex", "Race": "race_ethnicity", "selected": "Hired"}))
 
 
 def test_negative_scores_are_accepted():

@@ -161,11 +161,14 @@ examples:
   allocbias ll144 applicants.csv --out build/ll144-audit
   allocbias ll144 counts.xlsx --sheet 2024 --race race --unknown "Missing/Unknown" --out build/ll144-counts
   allocbias ll144 scores.parquet --exclude-below none --out build/ll144-scores
+  allocbias ll144 applicants.xlsx --out build/ll144-2026 --audit-date 2026-03-01 --data-source historical \\
+      --data-explanation "all applicants screened in 2025" --distribution-date 2024-01-15
 
 DATA holds one row per applicant (category columns and `selected` yes/no, or `score`) or one row per category
-(category columns, `applicants`, `selected`). The folder gets summary.md, report.html, tables/*.csv (fractions)
-and ll144.json; on bad input nothing is written. The 0.8 line is the four-fifths screening rule, never a verdict
-of compliance.
+(category columns, `applicants`, `selected`). The folder gets published_summary.md/.html (what the rules require
+the published summary to show), summary.md and report.html (the full report), tables/*.csv (fractions) and
+ll144.json; on bad input nothing is written, and a folder holding files the command did not write is refused.
+The 0.8 line is the four-fifths screening rule, never a verdict of compliance.
 """
 
 

@@ -253,24 +253,29 @@ def bias_audit(
 # --------------------------------------------------------------------------- the steps of bias_audit
 
 
-def _check_columns(data: pd.DataFrame, needed: list[str], what: str) -> None:
-    """Every column of ``needed`` that ``data`` lacks, named at once, each with the close names it has
-    (``'Gender'`` for ``'sex'``: rapidfuzz over the names, case ignored, and known synonyms)."""
-    missing = [c for c in needed if c not in data.columns]
-    if not missing:
-        return
+_SYNONYMS = {"sex": ("gender",), "race_ethnicity": ("race", "ethnicity", "race/ethnicity"), "race": ("ethnicity",),
+             "selected": ("hired", "selection", "outcome", "advanced"), "score": ("rating", "points")}
+
+
+def _close_names(data: pd.DataFrame, name: str) -> str:
+    """`` (did you mean 'Gender'?)`` for a column ``name`` that ``data`` lacks: known synonyms, then names within
+    a rapidfuzz WRatio of 75 (case and punctuation ignored); empty when none is close."""
     from rapidfuzz import fuzz, process, utils
 
     have = [str(c) for c in data.columns]
-    synonyms = {"sex": ("gender",), "race_ethnicity": ("race", "ethnicity", "race/ethnicity"), "race": ("ethnicity",),
-                "selected": ("hired", "selection", "outcome", "advanced"), "score": ("rating", "points")}
-    parts = []
-    for c in missing:
-        close = [h for h in have if h.strip().casefold() in synonyms.get(str(c).casefold(), ())]
-        close += [m[0] for m in process.extract(str(c), have, scorer=fuzz.WRatio, processor=utils.default_process,
-                                                  limit=3, score_cutoff=75) if m[0] not in close]
-        parts.append(f"{c!r}" + (f" (did you mean {' or '.join(repr(x) for x in close[:3])}?)" if close else ""))
-    raise ValueError(f"no {what} column {', '.join(parts)}; the columns are {have}")
+    close = [h for h in have if h.strip().casefold() in _SYNONYMS.get(str(name).casefold(), ())]
+    close += [m[0] for m in process.extract(str(name), have, scorer=fuzz.WRatio, processor=utils.default_process,
+                                              limit=3, score_cutoff=75) if m[0] not in close]
+    return f" (did you mean {' or '.join(repr(x) for x in close[:3])}?)" if close else ""
+
+
+def _check_columns(data: pd.DataFrame, needed: list[str], what: str) -> None:
+    """Every column of ``needed`` that ``data`` lacks, named at once, each with the close names it has
+    (``'Gender'`` for ``'sex'``)."""
+    missing = [c for c in needed if c not in data.columns]
+    if missing:
+        parts = [f"{c!r}{_close_names(data, c)}" for c in missing]
+        raise ValueError(f"no {what} column {', '.join(parts)}; the columns are {[str(c) for c in data.columns]}")
 
 
 def _check_options(data: Any, sex: str | None, race: str | None, tool: str | None, bound: float,
@@ -337,8 +342,9 @@ def _counts_from_applicant_rows(data: pd.DataFrame, cols: list[str], selected: s
         raise ValueError(f"both {selected!r} and {score!r} columns: keep {selected!r} for a selection tool or "
                          f"{score!r} for a scoring tool")
     if not (has_score or has_selected):
-        raise ValueError(f"no column {selected!r} (yes/no) or {score!r}: one row per applicant needs one of them, "
-                         f"and one row per category needs {applicants!r} and {selected!r}")
+        raise ValueError(f"no column {selected!r}{_close_names(data, selected)} (yes/no) or {score!r}"
+                         f"{_close_names(data, score)}: one row per applicant needs one of them, and one row per "
+                         f"category needs {applicants!r} and {selected!r}")
     rows = _clean_labels(_fill_unknown(data[[*cols]], cols), cols, unk, None, [], duplicates=False)
     if tool is not None and tool != ("selection" if has_selected else "scoring"):
         raise ValueError(f"tool={tool!r} but the data have a {selected if has_selected else score!r} column")
