@@ -38,6 +38,10 @@ COMMANDS = {
     "example": "allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-example",
     "scores": "allocbias ll144 lib/allocbias/resources/ll144_example/scores.csv --out build/ll144-scores",
     "published": "allocbias ll144 build/bloomberg_counts.csv --unknown Missing/Unknown --out build/ll144-bloomberg",
+    "filing": ("allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-filing --audit-date 2026-03-01 "
+               "--data-source historical --data-explanation \"All applicants screened by the tool in 2025\" "
+               "--distribution-date 2024-01-15 --employer \"Example Corp\" --tool-name \"Example Screener\" "
+               "--auditor \"Example Audits LLC\""),
 }
 PUBLISHED_SNIPPET = f'''from allocbias import data
 from allocbias.audited import datasets
@@ -81,11 +85,14 @@ def render_blocks() -> dict[str, str]:
         os.chdir(work)
         try:
             blocks = {f"{name}-stdout": "```text\n" + _run(cmd) + "\n```\n" for name, cmd in COMMANDS.items()
-                      if name != "published"}
+                      if name not in ("published", "filing")}
+            _run(COMMANDS["filing"])
+            blocks["filing-summary"] = "```markdown\n" + (work / "build/ll144-filing/published_summary.md").read_text(
+                encoding="utf-8").rstrip("\n") + "\n```\n"
             exec(compile(PUBLISHED_SNIPPET, "<page snippet>", "exec"), {})
             blocks["published-stdout"] = "```text\n" + _run(COMMANDS["published"]) + "\n```\n"
             example = (work / "build/ll144-example/summary.md").read_text(encoding="utf-8")
-            blocks["example-race"] = _section(example, "By race/ethnicity") + "\n"
+            blocks["example-race"] = _section(example, "Race/ethnicity") + "\n"
             scores = (work / "build/ll144-scores/summary.md").read_text(encoding="utf-8")
             blocks["scores-regression"] = _section(scores, "Beyond one cut: the scores' regression alternatives") + "\n"
             ours = pd.read_csv(work / "build/ll144-bloomberg/tables/intersectional.csv")
@@ -101,8 +108,9 @@ def render_blocks() -> dict[str, str]:
         interval = f"[{r['impact_ratio_low']:.3f}, {r['impact_ratio_high']:.3f}]" if pd.notna(r["impact_ratio_low"]) else ""
         pub_ir = "" if pd.isna(r["impact_ratio_published"]) else f"{r['impact_ratio_published']:.3f}"
         note = "excluded (below 2%)" if r["excluded"] else ("comparator" if r["comparator"] else "")
+        ours_ir = "not compared" if r["excluded"] else f"{r['impact_ratio']:.3f}"
         lines.append(f"| {r['group']} | {int(r['applicants']):,} | {int(r['selected']):,} | {r['result']:.3f} | "
-                     f"{r['rate']:.3f} | {pub_ir} | {r['impact_ratio']:.3f} | {interval} | {note} |")
+                     f"{r['rate']:.3f} | {pub_ir} | {ours_ir} | {interval} | {note} |")
     blocks["published-compare"] = "\n".join(lines) + "\n"
     return blocks
 

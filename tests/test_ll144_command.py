@@ -38,6 +38,47 @@ CELLS = [("Female", "A", 100, 30), ("Female", "B", 100, 50), ("Male", "A", 200, 
 
 # --------------------------------------------------------------------------- hand-computed tables
 
+# The case: sex with 130 "Decline to answer", 40 empty cells and 31 cells of spaces; labels with stray
+# spaces. By hand: unknown sex = 130 + 71 = 201 on two lines; Female 80 of 200, Male 150 of 300 -> 0.4 / 0.5 = 0.8.
+BLANK_CELLS = ([("Female ", "A", 100, 40), ("Female", " B", 100, 40), ("Male", "A", 150, 75), ("Male", "B", 150, 75),
+                ("Decline to answer", "A", 130, 13), ("", "A", 40, 4), ("   ", "B", 31, 3)])
+
+
+def _write(frame: pd.DataFrame, path) -> None:
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_excel(path, index=False)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
+def test_blank_cells_are_unknown_in_every_format(tmp_path, suffix):
+    path = tmp_path / f"applicants{suffix}"
+    _write(applicant_rows(BLANK_CELLS), path)
+    frame = read_data(path)
+    a = ll144.bias_audit(frame)
+    unknown = a.unknown[a.unknown["category"] == "sex"].set_index("label")["n_unknown"].to_dict()
+    assert unknown == {"(blank)": 71, "Decline to answer": 130}
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    assert sorted(sex.index[~sex["unknown"]]) == ["Female", "Male"]  # no "", "Female " or " B" group
+    assert sex.loc["Female", "applicants"] == 200 and sex.loc["Female", "impact_ratio"] == pytest.approx(0.8)
+    assert sex.loc["Female", "share"] == pytest.approx(200 / 500)
+    assert (sex["n_unknown"].dropna() == 201).all()
+    race = a.table[a.table["table"] == "race/ethnicity"].set_index("group")
+    assert sorted(race.index) == ["A", "B"] and race.loc["B", "applicants"] == 281
+    assert not any("non-answer" in w for w in a.warnings)
+
+
+def test_a_compared_non_answer_gets_a_warning():
+    rows = applicant_rows([("Female", "A", 100, 40), ("Male", "A", 100, 50), ("Declined to state", "A", 50, 5)])
+    a = ll144.bias_audit(rows, unknown=["Unknown"])
+    assert any("'Declined to state'" in w and "non-answer" in w for w in a.warnings)
+    b = ll144.bias_audit(rows)  # the default list knows it: unknown, not compared
+    assert b.unknown.set_index("label").loc["Declined to state", "n_unknown"] == 50
+    assert any("one group only" in w for w in b.warnings)  # race/ethnicity: A only
+
 
 def test_hand_computed_table_with_an_excluded_category():
     a = ll144.bias_audit(applicant_rows(CELLS[:5]))
@@ -64,7 +105,7 @@ def test_hand_computed_table_with_an_excluded_category():
 
 def test_hand_computed_table_with_unknowns_and_bounds():
     a = ll144.bias_audit(applicant_rows(CELLS[:4] + CELLS[5:]))
-    unknown = a.unknown.set_index("category")["n_unknown"].to_dict()
+    unknown = a.unknown.groupby("category", sort=False)["n_unknown"].sum().to_dict()
     assert unknown == {"sex": 20, "race/ethnicity": 10, "intersectional": 30}
     sex = a.table[a.table["table"] == "sex"].set_index("group")
     # Male: 165 of 310 (the Unknown-race applicants count in the sex table); Female 80 of 200; 20 unknown sex
@@ -170,7 +211,7 @@ def test_command_on_the_example_file(tmp_path, capsys):
     assert code == 0 and "four-fifths screening rule" in stdout
     doc = json.loads((out / "ll144.json").read_text())
     assert doc["input"]["sha256"] == datasets.sha256_bytes((EXAMPLE / "applicants.csv").read_bytes())
-    assert doc["options"]["exclude_below"] == 0.02 and doc["options"]["unknown"] == ["Unknown"]
+    assert doc["options"]["exclude_below"] == 0.02 and doc["options"]["unknown"] == [*ll144.NON_ANSWERS, "(blank)"]
     assert sorted(p.name for p in (out / "tables").iterdir()) == [
         "excluded.csv", "intersectional.csv", "race_ethnicity.csv", "sex.csv", "unknown.csv"]
     sex = pd.read_csv(out / "tables" / "sex.csv")
@@ -216,14 +257,16 @@ def test_command_reproduces_chapter_13_recomputed_ratios(tmp_path, capsys, audit
     code, _, err = run(["ll144", str(path), "--unknown", "Missing/Unknown", "--out", str(out)], capsys)
     assert code == 0, err
     got = pd.read_csv(out / "tables" / "intersectional.csv")
-    got = got[~got["unknown"]].set_index(["sex", "race_ethnicity"])["impact_ratio"]
-    want = ours.set_index(["sex", "race_ethnicity"])["impact_ratio"]
-    assert len(want) >= 12
+    got = got[~got["unknown"]].set_index(["sex", "race_ethnicity"])
+    assert got.loc[got["excluded"], "impact_ratio"].isna().all()  # excluded: not compared, no ratio
+    got = got.loc[~got["excluded"], "impact_ratio"]
+    want = ours.set_index(["sex", "race_ethnicity"])["impact_ratio"].loc[got.index]
+    assert len(want) >= 9
     assert got.loc[want.index].to_numpy() == pytest.approx(want.to_numpy(), rel=1e-12, nan_ok=True)
 
 
 BAD = {
-    "missing column": ("sex,selected\nF,yes\nM,no\n", [], r"x\.csv: no column 'race_ethnicity'"),
+    "missing column": ("sex,selected\nF,yes\nM,no\n", [], r"x\.csv: no category column 'race_ethnicity'"),
     "selected not yes/no": ("sex,race_ethnicity,selected\nF,A,yes\nM,A,maybe\n", [],
                             r"x\.csv: row 3, column 'selected': 'maybe' is not yes or no"),
     "more selected than applicants": ("sex,race_ethnicity,applicants,selected\nF,A,10,3\nM,A,10,11\n", [],
@@ -285,12 +328,20 @@ def test_an_existing_foreign_folder_is_refused_and_an_earlier_output_replaced(tm
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     code, _, err = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)], capsys)
-    assert code == 2 and "not an empty folder" in err and [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert code == 2 and "did not write (notes.txt)" in err and [p.name for p in out.iterdir()] == ["notes.txt"]
     fresh = tmp_path / "fresh"
     assert run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(fresh)], capsys)[0] == 0
     assert run(["ll144", str(EXAMPLE / "scores.csv"), "--out", str(fresh)], capsys)[0] == 0
     assert (fresh / "tables" / "regression.csv").is_file()
-    assert json.loads((fresh / "ll144.json").read_text())["input"]["file"] == "scores.csv"
+    doc = json.loads((fresh / "ll144.json").read_text())
+    assert doc["input"]["file"] == "scores.csv"
+    assert sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()) == doc["files"]
+    # a note put into an earlier output survives: the re-run refuses, naming it, and changes nothing
+    (fresh / "tables" / "my notes.txt").write_text("keep me")
+    before = {p: p.read_bytes() for p in fresh.rglob("*") if p.is_file()}
+    code, _, err = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(fresh)], capsys)
+    assert code == 2 and "tables/my notes.txt" in err
+    assert {p: p.read_bytes() for p in fresh.rglob("*") if p.is_file()} == before
 
 
 def test_hostile_labels_are_escaped_everywhere(tmp_path, capsys):
@@ -322,7 +373,8 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
     spec.loader.exec_module(page)
     assert page.main(["--check"]) == 0
     text = page.PAGE.read_text(encoding="utf-8")
-    assert text.count("<!-- ll144-page:") == 6 and "verdict of compliance" in text
+    assert text.count("<!-- ll144-page:") == 7 and "verdict of compliance" in text
+    assert "Date of the bias audit: 2026-03-01" in text and "--data-source historical" in text
 
 
 def test_a_stale_page_is_caught():
@@ -335,7 +387,108 @@ def test_a_stale_page_is_caught():
     spec.loader.exec_module(page)
     text = page.PAGE.read_text(encoding="utf-8")
     blocks = {name: "stale\n" for name in ["example-stdout", "example-race", "scores-stdout", "scores-regression",
-                                           "published-stdout", "published-compare"]}
+                                           "published-stdout", "published-compare", "filing-summary"]}
     assert page.render_page(text, blocks) != text
     with pytest.raises(ValueError, match="does not quote"):
         page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)
+
+
+def test_missing_columns_are_named_at_once_with_close_names():
+    rows = pd.DataFrame({"Gender": ["F", "M"], "Race": ["A", "B"], "selected": ["yes", "no"]})
+    with pytest.raises(ValueError, match=r"no category column 'sex' \(did you mean 'Gender'\?\), 'race_ethnicity' "
+                                         r"\(did you mean 'Race'\?\)"):
+        ll144.bias_audit(rows)
+    with pytest.raises(ValueError, match=r"no column 'selected' \(did you mean 'Hired'\?\) \(yes/no\) or 'score'"):
+        ll144.bias_audit(rows.rename(columns={"Gender": "sex", "Race": "race_ethnicity", "selected": "Hired"}))
+
+
+def test_negative_scores_are_accepted():
+    rng = np.random.default_rng(1)
+    rows = applicant_rows([("Female", "A", 100, 0), ("Male", "B", 100, 0)]).drop(columns="selected")
+    rows["score"] = rng.normal(-5, 1, len(rows)) + np.where(rows["sex"] == "Male", 0.5, 0.0)
+    a = ll144.bias_audit(rows)
+    assert a.kind == "scoring" and a.median < 0
+    sex = a.table[a.table["table"] == "sex"].set_index("group")
+    assert sex.loc["Female", "rate"] == pytest.approx(float((rows.loc[rows["sex"] == "Female", "score"] > a.median).mean()))
+    assert any("mean score is not positive" in w for w in a.warnings)
+
+
+FILING = {"--audit-date": "2026-03-01", "--data-source": "historical",
+          "--data-explanation": "All applicants screened in 2025", "--distribution-date": "2024-01-15",
+          "--employer": "Example Corp", "--tool-name": "Example Screener", "--auditor": "Example Audits LLC"}
+
+
+def test_published_summary_holds_every_filing_field(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out)] + [x for kv in FILING.items() for x in kv]
+    code, stdout, err = run(argv, capsys)
+    assert code == 0, err and "not ready" not in stdout
+    doc = json.loads((out / "ll144.json").read_text())
+    audit = ll144.bias_audit(read_data(EXAMPLE / "applicants.csv"))
+    excluded = audit.excluded
+    assert len(excluded) >= 1
+    for name in ("published_summary.md", "published_summary.html"):
+        text = (out / name).read_text()
+        for value in ["2026-03-01", "All applicants screened in 2025", "2024-01-15",
+                      "Example Corp", "Example Screener", "Example Audits LLC", "historical data"]:
+            assert value in text, (name, value)
+        assert "Number of applicants: 1,200" in text and "Not ready" not in text
+        for category, n in audit.unknown.groupby("category", sort=False)["n_unknown"].sum().items():
+            assert f"Applicants in an unknown category: {int(n):,}." in text
+        for _, r in excluded.iterrows():  # justification, applicants and rate of each excluded category
+            rate = audit.table[(audit.table["table"] == r["category"]) & (audit.table["group"] == r["group"])]["rate"]
+            assert f"{r['group']}, {int(r['applicants'])} applicants, selection rate {rate.iloc[0]:.3f}" in text
+        assert "less than 2% of the applicants whose category is known" in text
+        assert f"allocbias {doc['version']}" in text
+    md = (out / "published_summary.md").read_text()
+    known = audit.table[~audit.table["unknown"]]
+    assert md.count("not compared") == len(excluded)
+    for _, r in known[~known["excluded"]].iterrows():
+        assert f"| {r['group']} | {int(r['applicants']):,} | {r['rate']:.3f} | {r['impact_ratio']:.3f} |" in md
+    assert doc["filing"]["audit_date"] == "2026-03-01" and doc["version"] == cli._version()
+    assert f"allocbias {doc['version']}" in (out / "summary.md").read_text()
+    assert doc["version"] in (out / "report.html").read_text()
+
+
+def test_a_summary_without_the_filing_fields_says_what_is_missing(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, stdout, _ = run(["ll144", str(EXAMPLE / "applicants.csv"), "--out", str(out), "--audit-date", "2026-03-01"],
+                          capsys)
+    assert code == 0 and "not ready to publish without --data-source, --data-explanation, --distribution-date" in stdout
+    assert "Not ready to publish**: missing --data-source" in (out / "published_summary.md").read_text()
+
+
+def test_version_option(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"allocbias {cli._version()}"
+
+
+def test_outputs_plain_text_integers_one_interval_spelling(tmp_path, capsys):
+    path = tmp_path / "sel_yesno.csv"
+    _write(applicant_rows(CELLS[:5]), path)
+    out = tmp_path / "out"
+    assert run(["ll144", str(path), "--out", str(out)], capsys)[0] == 0
+    summary = (out / "summary.md").read_text()
+    assert "sel_yesno.csv" in summary and "(highest rate)" in summary and "0.99%" in summary
+    assert "\\" not in summary and "## Intersectional (sex × race/ethnicity)" in summary and "By " not in summary
+    race = pd.read_csv(out / "tables" / "race_ethnicity.csv")
+    assert "2303.0" not in (out / "tables" / "race_ethnicity.csv").read_text()
+    assert pd.api.types.is_integer_dtype(race["applicants"]) and pd.api.types.is_integer_dtype(race["selected"])
+    bounds = [c for c in race.columns if c.startswith(("rate_", "impact_ratio_"))]
+    assert bounds and all(c.endswith(("_low", "_high")) for c in bounds)
+    c = race.set_index("group").loc["C"]  # excluded by the 2% rule: a rate, never a ratio
+    assert c["rate"] == pytest.approx(0.8) and np.isnan(c["impact_ratio"]) and not c["four_fifths"]
+    assert "| C | 5 | 4 | 0.800 |" in summary and "not compared" in summary
+
+
+def test_the_2_percent_base_is_an_option():
+    # 2.5% of the known applicants but 1.9% of all of them: kept under "known", excluded under "all"
+    rows = applicant_rows([("Female", "A", 500, 100), ("Male", "A", 475, 100), ("Male", "B", 25, 5),
+                           ("Male", "Unknown", 300, 30)])
+    known = ll144.bias_audit(rows, sex=None)
+    every = ll144.bias_audit(rows, sex=None, exclude_base="all")
+    assert known.excluded.empty
+    assert every.excluded["group"].tolist() == ["B"] and "of all applicants" in every.excluded["reason"].iloc[0]
+    with pytest.raises(ValueError, match="exclude_base"):
+        ll144.bias_audit(rows, exclude_base="some")

@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="allocbias", description="Audit language models for allocation harms in "
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks instead of one-line errors")
+    parser.add_argument("--version", action="version", version=f"allocbias {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144,book,store}")
 
     audit = sub.add_parser(
@@ -144,16 +145,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- allocbias ll144 (its own block)
 
+
+def _version() -> str:
+    """allocbias's version from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("allocbias")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 LL144_EXAMPLES = """\
 examples:
   allocbias ll144 applicants.csv --out build/ll144-audit
   allocbias ll144 counts.xlsx --sheet 2024 --race race --unknown "Missing/Unknown" --out build/ll144-counts
   allocbias ll144 scores.parquet --exclude-below none --out build/ll144-scores
+  allocbias ll144 applicants.xlsx --out build/ll144-2026 --audit-date 2026-03-01 --data-source historical \\
+      --data-explanation "all applicants screened in 2025" --distribution-date 2024-01-15
 
 DATA holds one row per applicant (category columns and `selected` yes/no, or `score`) or one row per category
-(category columns, `applicants`, `selected`). The folder gets summary.md, report.html, tables/*.csv (fractions)
-and ll144.json; on bad input nothing is written. The 0.8 line is the four-fifths screening rule, never a verdict
-of compliance.
+(category columns, `applicants`, `selected`). The folder gets published_summary.md/.html (what the rules require
+the published summary to show), summary.md and report.html (the full report), tables/*.csv (fractions) and
+ll144.json; on bad input nothing is written, and a folder holding files the command did not write is refused.
+The 0.8 line is the four-fifths screening rule, never a verdict of compliance.
 """
 
 
@@ -187,12 +202,26 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
     ll.add_argument("--score", default="score", metavar="COLUMN", help="the score per applicant (default score)")
     ll.add_argument("--applicants", default="applicants", metavar="COLUMN",
                     help="applicants per category, for counts (default applicants)")
-    ll.add_argument("--unknown", nargs="+", default=["Unknown"], metavar="LABEL",
-                    help="labels of the unknown category (default Unknown; case and surrounding spaces ignored); "
-                         "empty cells of applicant rows are unknown too")
+    ll.add_argument("--unknown", nargs="+", default=None, metavar="LABEL",
+                    help="labels of the unknown category, replacing the default list of common non-answers "
+                         "(Unknown, Decline to answer, Prefer not to say, N/A, ...; case and surrounding spaces "
+                         "ignored); empty cells and cells of spaces are unknown too, on a line of their own")
     ll.add_argument("--exclude-below", type=_share_or_none, default=0.02, metavar="SHARE",
                     help="leave out of the comparison a category below this share of the applicants (the rules' "
                          "option; default 0.02; 'none' keeps every category)")
+    ll.add_argument("--exclude-base", choices=["known", "all"], default="known",
+                    help="what the 2%% share is of: the applicants of known category (default) or all applicants, "
+                         "unknowns included (the rules: 'less than 2%% of the data being used for the bias audit')")
+    filing = ll.add_argument_group("the published summary (published_summary.md/.html; 6 RCNY § 5-303)")
+    filing.add_argument("--audit-date", metavar="DATE", help="the date of the bias audit (e.g. 2026-03-01)")
+    filing.add_argument("--data-source", choices=["historical", "test"],
+                        help="historical data (the employer's own use of the tool) or test data")
+    filing.add_argument("--data-explanation", metavar="TEXT",
+                        help="where the data come from and why they suffice (e.g. 'applicants for all roles, 2025')")
+    filing.add_argument("--distribution-date", metavar="DATE", help="the date the tool was first distributed/used")
+    filing.add_argument("--employer", metavar="NAME", help="the employer or employment agency (optional)")
+    filing.add_argument("--tool-name", metavar="NAME", help="the automated employment decision tool (optional)")
+    filing.add_argument("--auditor", metavar="NAME", help="the independent auditor (optional)")
     ll.add_argument("--tool", choices=["selection", "scoring"], default=None,
                     help="counts only: the counts are of applicants scored above the median (scoring)")
     ll.add_argument("--sheet", default=None, metavar="NAME", help="Excel: the sheet (default the first)")
@@ -204,14 +233,18 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
 
 def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .ll144_command import run_ll144
+    from .measures import ll144
 
     def column(name: str) -> str | None:
         return None if name.strip().casefold() == "none" else name
 
     written = run_ll144(args.data, args.out, sex=column(args.sex), race=column(args.race), selected=args.selected,
-                        score=args.score, applicants=args.applicants, unknown=tuple(args.unknown),
-                        exclude_below=args.exclude_below, tool=args.tool, sheet=args.sheet, draws=args.draws,
-                        seed=args.seed, command=_command_line(argv))
+                        score=args.score, applicants=args.applicants,
+                        unknown=ll144.NON_ANSWERS if args.unknown is None else tuple(args.unknown),
+                        exclude_below=args.exclude_below, exclude_base=args.exclude_base, tool=args.tool,
+                        sheet=args.sheet, draws=args.draws, seed=args.seed, command=_command_line(argv),
+                        filing={k: getattr(args, k) for k in ("audit_date", "data_source", "data_explanation",
+                                                              "distribution_date", "employer", "tool_name", "auditor")})
     a = written.audit
     flagged = a.flagged()
     print(f"{a.kind} tool, {a.n_applicants:,.0f} applicants ({a.shape}); included groups below 0.8 (four-fifths "
@@ -219,6 +252,10 @@ def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                                  if len(flagged) else ""))
     for w in a.warnings:
         print(f"warning: {w}")
+    missing = [f"--{k.replace('_', '-')}" for k in ("audit_date", "data_source", "data_explanation",
+                                                    "distribution_date") if not getattr(args, k)]
+    if missing:
+        print(f"note: published_summary is not ready to publish without {', '.join(missing)}")
     print(f"written: {written.out} ({', '.join(written.files)})")
     return 0
 

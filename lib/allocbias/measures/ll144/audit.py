@@ -19,7 +19,7 @@ from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX
                         rate_intervals, ratio_intervals)
 from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
                          _di_median, _ks_all, _prepare, curve_auc, curve_p_fair)
-from .tables import DEFAULT_UNKNOWN, EXCLUDE_BELOW, _at, _clean_labels, _fold, _label, _unknown_list, missing_data_bounds
+from .tables import BLANK, EXCLUDE_BELOW, NON_ANSWERS, _at, _clean_labels, _fold, _label, _unknown_list, missing_data_bounds
 
 __all__ = ["BiasAudit", "bias_audit"]
 
@@ -40,7 +40,8 @@ class BiasAudit:
         ``impact_ratio_high`` (:func:`ratio_intervals`), ``interval_warning``, and for each compared group
         ``false_flag_rate``, ``detectable_ratio`` and ``p_value`` (Fisher's exact, one-sided) at its counts
         (:mod:`~allocbias.measures.ll144.power`). Rates and ratios are fractions.
-    unknown : per category, the applicants of unknown category (``n_unknown``) and their share of all applicants.
+    unknown : one line per category and unknown label (``label``: a non-answer such as "Decline to answer", or
+        :data:`BLANK` for empty cells): the applicants (``n_unknown``) and their share of all applicants.
     excluded : the groups left out of the comparison (the 2% rule, or no applicants), with ``reason``.
     regression : scoring tools: per category and group, ``n``, ``mean``, ``ratio_of_means`` (:func:`di_avg`),
         ``di_median``, ``auc_di``, ``p_fair``, ``ks_statistic``, ``ks_pvalue`` (group against the rest), over the
@@ -96,11 +97,65 @@ def _yes_no(values: pd.Series, col: str) -> np.ndarray:
     return lookup[codes]
 
 
-def _fill_unknown(frame: pd.DataFrame, cols: list[str], label: Any) -> pd.DataFrame:
-    """Empty category cells of applicant rows are the unknown category (the applicant did not say)."""
-    if not any(frame[c].isna().any() for c in cols):
-        return frame
-    return frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), label) for c in cols})
+def _fill_unknown(frame: pd.DataFrame, cols: list[str], label: Any = BLANK) -> pd.DataFrame:
+    """Empty category cells (missing, empty text or spaces only, in any file format) are the unknown category
+    ``label`` (:data:`BLANK`): the applicant did not say. Looked up over the distinct labels, never the rows.
+
+    >>> _fill_unknown(pd.DataFrame({"sex": ["F", "", "  ", None, " M"]}), ["sex"])["sex"].tolist()
+    ['F', '(blank)', '(blank)', '(blank)', ' M']
+    """
+    out = frame
+    for c in cols:
+        codes, uniques = pd.factorize(frame[c].astype(object), use_na_sentinel=True)
+        blank = np.array([isinstance(u, str) and not u.strip() for u in uniques], dtype=bool)
+        if (codes < 0).any() or blank.any():
+            if out is frame:
+                out = frame.copy()
+            labels = np.array(list(uniques), dtype=object)
+            labels[blank] = label
+            out[c] = np.where(codes >= 0, labels[np.maximum(codes, 0)] if len(labels) else label, label)
+    return out
+
+
+#: Words that mark a label as a non-answer whatever its spelling (:func:`_looks_unknown`).
+_NON_ANSWER_WORDS = ("declin", "prefer not", "not disclos", "undisclos", "not specif", "unspecif", "unknown",
+                     "not provid", "no answer", "not answer", "self-identif", "self identif", "missing", "n/a",
+                     "not stated", "withheld")
+
+
+def _looks_unknown(label: Any, unknown: list) -> bool:
+    """Whether a compared label reads like a non-answer: it holds a non-answer word, or is within a fuzzy ratio of
+    85 (rapidfuzz, case and punctuation ignored) of a declared unknown label or of :data:`NON_ANSWERS`.
+
+    >>> _looks_unknown("Declined to state", ["Unknown"]), _looks_unknown("Asian", ["Unknown"])
+    (True, False)
+    """
+    from rapidfuzz import fuzz, process, utils
+
+    if not isinstance(label, str):
+        return False
+    text = label.casefold()
+    if any(w in text for w in _NON_ANSWER_WORDS):
+        return True
+    choices = [str(u) for u in dict.fromkeys([*unknown, *NON_ANSWERS]) if isinstance(u, str)]
+    hit = process.extractOne(label, choices, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=85)
+    return hit is not None
+
+
+def _label_warnings(table: pd.DataFrame, unk: list, warnings: list[str]) -> None:
+    """Warnings about the groups compared: a category with a single group (nothing to compare it with), and a
+    compared label that reads like a non-answer (say it with ``unknown``)."""
+    for name, part in table.groupby("table", sort=False):
+        known = part[~part["unknown"] & (part["applicants"] > 0)]
+        if len(known) == 1:
+            warnings.append(f"{name}: one group only ({known['group'].iloc[0]}): its impact ratio is 1 by definition "
+                            "and nothing is compared")
+        if name in ("intersectional",):
+            continue
+        odd = [str(g) for g in known["group"] if _looks_unknown(g, unk)]
+        if odd:
+            warnings.append(f"{name}: {', '.join(repr(g) for g in odd)} read(s) like a non-answer but is compared "
+                            "as a group; if it is one, list it with --unknown (unknown=...)")
 
 
 def bias_audit(
@@ -112,8 +167,9 @@ def bias_audit(
     score: str = "score",
     applicants: str = "applicants",
     tool: str | None = None,
-    unknown: Any = DEFAULT_UNKNOWN,
+    unknown: Any = NON_ANSWERS,
     exclude_below: float | None = EXCLUDE_BELOW,
+    exclude_base: str = "known",
     bound: float = FOUR_FIFTHS,
     integer_counts: bool = False,
     intervals: bool = True,
@@ -130,7 +186,10 @@ def bias_audit(
 
     * **one row per applicant** with the category columns ``sex`` and ``race`` and either ``selected`` (yes/no: a
       selection tool) or ``score`` (a number: a scoring tool, whose *scoring rate* is the share of a group scored
-      above the sample median, :func:`scoring_counts`); an empty category cell is the unknown category;
+      above the sample median, :func:`scoring_counts`; any real number, negative ones too: the scoring rate uses
+      only the order, and only the ratio of means needs positive scores); an empty category cell (missing, empty
+      text, spaces only) is the unknown category :data:`BLANK`, on its own line of ``unknown``, beside each label
+      of ``unknown`` (default :data:`NON_ANSWERS`);
     * **one row per category** with counts: the category columns, ``applicants`` and ``selected`` (for a scoring
       tool, the number scored above the median). Every row is one category: a total row, a repeated category, a
       negative or infinite count or more selected than applicants is refused, naming the row and column (the
@@ -172,12 +231,14 @@ def bias_audit(
                                                                          tool, unk)
         shape = "applicants"
     table = missing_data_bounds(counts, group=cols, applicants="applicants", selected="selected", unknown=unk,
-                                total=None, exclude_below=exclude_below, margins=True, bound=b)
+                                total=None, exclude_below=exclude_below, exclude_base=exclude_base, margins=True,
+                                bound=b)
     names = _category_names(cols, {sex: "sex", race: "race/ethnicity"} if race else {sex: "sex"})
     table.insert(0, "table", table["category"].map(names))
     if intervals:
         table = _with_intervals(table, confidence, draws, seed, warnings)
     table = _with_four_fifths_characteristics(table, b, warnings)
+    _label_warnings(table, unk, warnings)
     unknown_frame, excluded, n_all = _unknown_and_excluded(table, names, counts)
     regression, curves = None, {}
     if scores_frame is not None:
@@ -185,7 +246,7 @@ def bias_audit(
                                                       regression_boot, confidence, seed, warnings)
     options = dict(sex=sex, race=race, selected=selected, score=score, applicants=applicants, tool=kind,
                    unknown=list(unk),
-                   exclude_below=exclude_below, bound=b, integer_counts=integer_counts, intervals=intervals,
+                   exclude_below=exclude_below, exclude_base=exclude_base, bound=b, integer_counts=integer_counts, intervals=intervals,
                    confidence=confidence, draws=draws, seed=seed, regression_boot=regression_boot,
                    grid_points=None if scores_frame is None else int(_check_grid(grid).size))
     return BiasAudit(kind=kind, shape=shape, n_applicants=n_all, table=table.reset_index(drop=True),
@@ -194,6 +255,31 @@ def bias_audit(
 
 
 # --------------------------------------------------------------------------- the steps of bias_audit
+
+
+_SYNONYMS = {"sex": ("gender",), "race_ethnicity": ("race", "ethnicity", "race/ethnicity"), "race": ("ethnicity",),
+             "selected": ("hired", "selection", "outcome", "advanced"), "score": ("rating", "points")}
+
+
+def _close_names(data: pd.DataFrame, name: str) -> str:
+    """`` (did you mean 'Gender'?)`` for a column ``name`` that ``data`` lacks: known synonyms, then names within
+    a rapidfuzz WRatio of 75 (case and punctuation ignored); empty when none is close."""
+    from rapidfuzz import fuzz, process, utils
+
+    have = [str(c) for c in data.columns]
+    close = [h for h in have if h.strip().casefold() in _SYNONYMS.get(str(name).casefold(), ())]
+    close += [m[0] for m in process.extract(str(name), have, scorer=fuzz.WRatio, processor=utils.default_process,
+                                              limit=3, score_cutoff=75) if m[0] not in close]
+    return f" (did you mean {' or '.join(repr(x) for x in close[:3])}?)" if close else ""
+
+
+def _check_columns(data: pd.DataFrame, needed: list[str], what: str) -> None:
+    """Every column of ``needed`` that ``data`` lacks, named at once, each with the close names it has
+    (``'Gender'`` for ``'sex'``)."""
+    missing = [c for c in needed if c not in data.columns]
+    if missing:
+        parts = [f"{c!r}{_close_names(data, c)}" for c in missing]
+        raise ValueError(f"no {what} column {', '.join(parts)}; the columns are {[str(c) for c in data.columns]}")
 
 
 def _check_options(data: Any, sex: str | None, race: str | None, tool: str | None, bound: float,
@@ -206,9 +292,7 @@ def _check_options(data: Any, sex: str | None, race: str | None, tool: str | Non
         raise ValueError("give at least one category column (sex or race)")
     if len(set(cols)) < len(cols):
         raise ValueError(f"sex and race name the same column {cols[0]!r}")
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r} (the category column); the columns are {list(data.columns)}")
+    _check_columns(data, cols, "category")
     if len(data) == 0:
         raise ValueError("no rows: nothing to audit")
     if tool not in (None, "selection", "scoring"):
@@ -217,6 +301,8 @@ def _check_options(data: Any, sex: str | None, race: str | None, tool: str | Non
     unk = _unknown_list(unknown)
     if not unk:
         raise ValueError("unknown must name at least one label (e.g. 'Unknown')")
+    if BLANK not in unk:
+        unk = [*unk, BLANK]
     return cols, b, unk
 
 
@@ -226,7 +312,8 @@ def _counts_from_category_rows(data: pd.DataFrame, cols: list[str], applicants: 
     if selected not in data.columns:
         raise ValueError(f"no column {selected!r}: counts need {applicants!r} and {selected!r}")
     kind = tool or "selection"
-    counts = data[[*cols, applicants, selected]].rename(columns={applicants: "applicants", selected: "selected"})
+    counts = _fill_unknown(data[[*cols, applicants, selected]], cols).rename(
+        columns={applicants: "applicants", selected: "selected"})
     for col, name in ((applicants, "applicants"), (selected, "selected")):
         v = pd.to_numeric(counts[name], errors="coerce")
         bad = v.isna() & counts[name].notna()
@@ -259,9 +346,10 @@ def _counts_from_applicant_rows(data: pd.DataFrame, cols: list[str], selected: s
         raise ValueError(f"both {selected!r} and {score!r} columns: keep {selected!r} for a selection tool or "
                          f"{score!r} for a scoring tool")
     if not (has_score or has_selected):
-        raise ValueError(f"no column {selected!r} (yes/no) or {score!r}: one row per applicant needs one of them, "
-                         f"and one row per category needs {applicants!r} and {selected!r}")
-    rows = _clean_labels(_fill_unknown(data[[*cols]], cols, unk[0]), cols, unk, None, [], duplicates=False)
+        raise ValueError(f"no column {selected!r}{_close_names(data, selected)} (yes/no) or {score!r}"
+                         f"{_close_names(data, score)}: one row per applicant needs one of them, and one row per "
+                         f"category needs {applicants!r} and {selected!r}")
+    rows = _clean_labels(_fill_unknown(data[[*cols]], cols), cols, unk, None, [], duplicates=False)
     if tool is not None and tool != ("selection" if has_selected else "scoring"):
         raise ValueError(f"tool={tool!r} but the data have a {selected if has_selected else score!r} column")
     median = None
@@ -354,10 +442,10 @@ def _unknown_and_excluded(table: pd.DataFrame, names: dict[str, str],
                           counts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """The applicants of unknown category per category (count and share), the excluded groups with their reason,
     and the number of applicants."""
-    unknown_frame = (table[table["unknown"]].groupby("table", sort=False)["applicants"].sum()
-                     .reindex(list(names.values()), fill_value=0.0).rename("n_unknown").reset_index())
-    unknown_frame = unknown_frame.rename(columns={"table": "category"})
     n_all = float(counts["applicants"].sum())
+    unk_rows = table[table["unknown"]]
+    unknown_frame = pd.DataFrame({"category": unk_rows["table"].to_numpy(), "label": unk_rows["group"].to_numpy(),
+                                  "n_unknown": unk_rows["applicants"].to_numpy(dtype=float)})
     unknown_frame["share_unknown"] = unknown_frame["n_unknown"] / n_all if n_all > 0 else np.nan
     ex = table[~table["unknown"] & table["excluded"]]
     excluded = pd.DataFrame({"category": ex["table"], "group": ex["group"], "applicants": ex["applicants"],

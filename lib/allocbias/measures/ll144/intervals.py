@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import numpy as np
 from scipy import stats
 
@@ -114,6 +116,8 @@ def _regression_intervals(prep: _Prepared, grid: np.ndarray, prior: Prior, bound
         reps[r, 1] = _di_median(rep).to_numpy()
         reps[r, 2] = np.trapezoid(curve * w[None, :], grid, axis=1)
         reps[r, 3] = np.trapezoid((curve >= bound) * w[None, :], grid, axis=1)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        # a metric undefined in every replicate (the ratio of means of scores that are not all positive) is NaN
+        warnings.filterwarnings("ignore", "All-NaN slice encountered", RuntimeWarning)
         q = np.nanquantile(reps, [0.5 - confidence / 2, 0.5 + confidence / 2], axis=0)
     return {name: (q[0, j], q[1, j]) for j, name in enumerate(["ratio_of_means", "di_median", "auc_di", "p_fair"])}

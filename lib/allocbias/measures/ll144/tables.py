@@ -33,7 +33,10 @@ __all__: list[str] = []
 
 __all__ += [
     "DEFAULT_TOTAL",
+    "BLANK",
     "DEFAULT_UNKNOWN",
+    "EXCLUDE_BASES",
+    "NON_ANSWERS",
     "EXCLUDE_BELOW",
     "allocation_counts",
     "compare_reported",
@@ -47,6 +50,20 @@ __all__ += [
 
 #: Category labels that mean "unknown race or sex": counted, never compared as a group.
 DEFAULT_UNKNOWN: tuple[str, ...] = ("Unknown", "Missing/Unknown")
+#: The non-answers an employer's applicant file commonly holds: each is unknown (counted on its own line of the
+#: unknown table, never compared). ``allocbias ll144`` and :func:`~allocbias.measures.ll144.bias_audit` use them
+#: unless told otherwise.
+NON_ANSWERS: tuple[str, ...] = ("Unknown", "Missing/Unknown", "Missing", "Decline to answer", "Declined to answer",
+                                "Decline to state", "Declined to state", "Declined", "Prefer not to say", "Prefer not to answer",
+                                "Not disclosed", "Undisclosed", "Did not self-identify", "Not specified",
+                                "Not provided", "No answer", "N/A")
+#: What the 2% rule's share is of ("less than 2% of the data being used for the bias audit", 6 RCNY § 5-301):
+#: ``"known"`` the applicants of known category (the default: an unknown applicant belongs to no category and
+#: the share of a category among those whose category is known), ``"all"`` every applicant, unknowns included
+#: (the stricter reading of "the data being used": it excludes more groups when many are unknown).
+EXCLUDE_BASES: tuple[str, ...] = ("known", "all")
+#: The label of an empty category cell (missing, empty text or spaces only): unknown, on its own line.
+BLANK = "(blank)"
 #: Label of a row that sums over a category (the sex table of a report has race "Total").
 DEFAULT_TOTAL = "Total"
 #: The rules' option: a category below this share of the applicants may be left out of the impact ratios.
@@ -230,7 +247,8 @@ def _analyses(cell: pd.DataFrame, group: list[str], total: Any, margins: bool,
 
 
 def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants: str, selected: str,
-               unknown: set, total: Any, exclude_below: float | None, bound: float, where: str) -> pd.DataFrame:
+               unknown: set, total: Any, exclude_below: float | None, bound: float, where: str,
+               exclude_base: str = "known") -> pd.DataFrame:
     """The audit table of one analysis (rows already validated)."""
     labels = rows[cols].astype(object)
     is_unknown = labels.isin(unknown).any(axis=1).to_numpy()
@@ -262,7 +280,9 @@ def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants
         rate = np.where(known & (a > 0), s / np.where(a > 0, a, 1.0), np.nan)
         share = np.where(known, a / known_total if known_total > 0 else np.nan, np.nan)
     cut = 0.0 if exclude_below is None else float(exclude_below)
-    excluded = known & ((share < cut) | (a <= 0))
+    all_total = np.nansum(a)
+    base = share if exclude_base == "known" else np.where(known, a / all_total if all_total > 0 else np.nan, np.nan)
+    excluded = known & ((base < cut) | (a <= 0))
     included = known & ~excluded
     if not included.any():
         detail = ", ".join(f"{names[k]!r} ({share[k]:.1%})" for k in np.flatnonzero(known)) or "none known"
@@ -272,7 +292,8 @@ def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants
     top = np.nanmax(rate[included])
     comparator = included & (rate == top)
     notes = np.array([""] * len(agg), dtype=object)
-    notes[excluded & (a > 0)] = [f"excluded: {share[k]:.2%} of applicants, below {cut:.0%}" for k in
+    of = "of all applicants, unknowns included" if exclude_base == "all" else "of the applicants of known category"
+    notes[excluded & (a > 0)] = [f"excluded: {base[k]:.2%} {of}, below {cut:.0%}" for k in
                                  np.flatnonzero(excluded & (a > 0))]
     notes[known & (a <= 0)] = "no applicants: rate undefined"
     notes[~known] = "unknown category: counted, not compared"
@@ -312,6 +333,7 @@ def impact_ratio_table(
     unknown: Any = DEFAULT_UNKNOWN,
     total: Any = DEFAULT_TOTAL,
     exclude_below: float | None = EXCLUDE_BELOW,
+    exclude_base: str = "known",
     margins: bool = True,
     bound: float = FOUR_FIFTHS,
 ) -> pd.DataFrame:
@@ -326,7 +348,8 @@ def impact_ratio_table(
 
     with ``n_g`` applicants and ``s_g`` selected (for a scoring tool: scored above the median, so ``r_g`` is the
     scoring rate). ``I`` holds the *included* groups: known, with applicants, and (the rules' option) at least
-    ``exclude_below`` of the known applicants; the comparator is the included group with the highest rate.
+    ``exclude_below`` of the known applicants (``exclude_base="known"``; ``"all"``: of every applicant, unknowns
+    included, see :data:`EXCLUDE_BASES`); the comparator is the included group with the highest rate.
     An excluded group keeps its rate and a ratio against the comparator (which may exceed 1) but is never the
     comparator and never flagged. Rows whose label is in ``unknown`` are reported as counts, never as a group.
 
@@ -379,6 +402,8 @@ def impact_ratio_table(
     b = _check_bound(bound)
     if exclude_below is not None and not 0.0 <= float(exclude_below) < 1.0:
         raise ValueError(f"exclude_below must lie in [0, 1) or be None, got {exclude_below!r}")
+    if exclude_base not in EXCLUDE_BASES:
+        raise ValueError(f"exclude_base must be one of {EXCLUDE_BASES}, got {exclude_base!r}")
     unk = _unknown_set(unknown)
     parts = []
     for key, cell in cell_frames(frame, by_cols, sort=False, dropna=False):
@@ -387,7 +412,8 @@ def impact_ratio_table(
         if not analyses:
             raise ValueError(f"group column(s) {cols} have no rows to compare{where}: no label other than {total!r} or an unknown category")
         for used, rows in analyses:
-            table = _one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where)
+            table = _one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where,
+                               exclude_base)
             parts.append(with_keys(table, by_cols, key))
     return pd.concat(parts, ignore_index=True)
 
@@ -402,6 +428,7 @@ def missing_data_bounds(
     unknown: Any = DEFAULT_UNKNOWN,
     total: Any = DEFAULT_TOTAL,
     exclude_below: float | None = EXCLUDE_BELOW,
+    exclude_base: str = "known",
     margins: bool = True,
     bound: float = FOUR_FIFTHS,
     comparator: str = "observed",
@@ -442,7 +469,8 @@ def missing_data_bounds(
     if comparator not in ("observed", "scenario"):
         raise ValueError(f"comparator must be 'observed' or 'scenario', got {comparator!r}")
     table = impact_ratio_table(frame, group=group, applicants=applicants, selected=selected, by=by, unknown=unknown,
-                               total=total, exclude_below=exclude_below, margins=margins, bound=bound)
+                               total=total, exclude_below=exclude_below, margins=margins, bound=bound,
+                               exclude_base=exclude_base)
     keys = [*_as_columns(by, "by"), "category"]
     unk_rows = table["unknown"].to_numpy()
     has_unknown = pd.Series(unk_rows).groupby([table[k] for k in keys], sort=False).transform("any").to_numpy()
