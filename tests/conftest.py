@@ -132,7 +132,7 @@ def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
 def stored_pairwise_answers(params):
     """The pairwise answers of a chapter run's pools (its ``params``), read back from the score store without the
     notebook; the tables must hold every prompt of those pools, so reading them loads no model."""
-    from allocbias.study import catalog, runs
+    from allocbias.scoring import catalog, runs
     from allocbias import data
     from allocbias.scoring import items, systems
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from allocbias.book import toc_notebooks
-from allocbias.study.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
+from allocbias.book.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
 
 from .conftest import ROOT
 

@@ -10,7 +10,7 @@ with ``|Δ|`` for the non-directional JSD and EMD and the metric on qualified ca
 (Fisher intervals), whether the spread :math:`\max_A r_A - \min_A r_A` exceeds what shuffling the groups within
 each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each group's r survives a
 permutation null and a held-out test (:func:`allocbias.validity.validity_controls` with ``per_group=True``),
-and how well the systems separate strong from weak résumés (:func:`allocbias.study.tables.quality_separation`).
+and how well the systems separate strong from weak résumés (:func:`allocbias.measures.tables.quality_separation`).
 :func:`group_correlation_findings` computes all of it and returns a :class:`GroupCorrelationFindings`.
 """
 
@@ -26,7 +26,8 @@ import pandas as pd
 import seaborn as sns
 from scipy import stats
 
-from . import runs, tables
+from ..measures import tables
+from ..scoring import runs
 from ..audited.data import group_slug  # re-exported: the glue keys' group suffix
 from .. import checks
 from ..audited import data
@@ -172,7 +173,7 @@ def group_correlation_findings(
     n_splits: int = 50, scores: pd.DataFrame | None = None,
 ) -> GroupCorrelationFindings:
     """The chapter's findings from the stored scores of ``systems`` on ``jobs`` (or from ``scores``, a frame
-    shaped like :func:`allocbias.study.catalog.study_scores`, for tests). Raises ``ValueError`` naming a bad parameter."""
+    shaped like :func:`allocbias.scoring.catalog.study_scores`, for tests). Raises ``ValueError`` naming a bad parameter."""
     systems, jobs = list(systems), list(jobs)
     n_groups = len(data.GROUPS)
     if not 1 <= k < n_groups:
