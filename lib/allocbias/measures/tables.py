@@ -6,6 +6,9 @@ returns a table per cell of ``by`` (a system) and subtask (a job). The quantitie
 ``book/definitions.md``: the rank-biserial ``rabbi`` and the average gap (:mod:`allocbias.metrics`), the
 selection rates ``phi`` and ``psi`` and the allocation gaps ``dDP`` and ``dEO`` of top-``k`` selection from pools
 of one candidate per group (:mod:`allocbias.selection`). Nothing here reads a score table or loads a model.
+
+The tables sit next to the measures (they were in the study) because they only compute from a
+score table they are given: they import the measures and what is audited, never scoring (so no catalog).
 """
 
 from __future__ import annotations

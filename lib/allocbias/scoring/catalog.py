@@ -7,6 +7,9 @@ local system's table, :func:`served_store` a served model's; ``make book`` reuse
 ``data/scores/`` (:func:`scores_dir`). The readers (:func:`study_scores`, :func:`ellipse_scores`) load no model
 and score nothing; :func:`provenance_table` lists what made every table. Scoring the missing rows of a table
 is :mod:`allocbias.scoring.runs`.
+
+The catalog sits in scoring (it was in the study): it addresses tables of the score store by the
+task registry's parameters and the systems' names, all of scoring, and takes from the measures nothing.
 """
 
 from __future__ import annotations

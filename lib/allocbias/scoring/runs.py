@@ -7,6 +7,9 @@ model name, prefill mode, ``top_logprobs``, extra request fields), and an engine
 lacks (:func:`allocbias.store.run_resumable`). Pointwise tasks ask the engine's ``pointwise`` (label
 probabilities), the others its greedy ``generate``. A local model is loaded on first use only
 (:class:`LazyEngine`), so reading a complete table loads nothing.
+
+The runner sits in scoring (it was in the study), next to the catalog, the tasks and the store it
+ties together; the audit and ``allocbias score`` use it without importing the study.
 """
 
 from __future__ import annotations
