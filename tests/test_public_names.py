@@ -124,7 +124,7 @@ def test_the_study_s_old_module_paths_give_the_moved_module_with_a_warning(old, 
     message = re.escape(f"allocbias.study.{old} is deprecated: use {new}")
     with pytest.warns(DeprecationWarning, match=f"^{message}$"):
         got = importlib.import_module(f"allocbias.study.{old}")
-    assert got is moved
+    assert got is moved and moved.__spec__.name == new  # its relative imports still resolve at its new place
     sys.modules.pop(f"allocbias.study.{old}", None)
     namespace: dict = {}
     with pytest.warns(DeprecationWarning, match=re.escape(new)):

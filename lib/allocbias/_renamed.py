@@ -27,8 +27,8 @@ gives the module at its new place, with a warning naming it; no file is left at 
 ...     warnings.simplefilter("always")
 ...     import demo_pkg.old_json
 >>> import json
->>> demo_pkg.old_json is json, str(caught[0].message)
-(True, 'demo_pkg.old_json is deprecated: use json')
+>>> demo_pkg.old_json is json, json.__spec__.name, str(caught[0].message)
+(True, 'json', 'demo_pkg.old_json is deprecated: use json')
 >>> for name in ("demo_pkg", "demo_pkg.old_json"):
 ...     del sys.modules[name]
 """
@@ -66,6 +66,7 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self) -> None:
         self.table: dict[str, str] = {}
+        self.specs: dict[str, Any] = {}
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname not in self.table:
@@ -75,10 +76,14 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: Any) -> Any:
         new = self.table[spec.name]
         warnings.warn(f"{spec.name} is deprecated: use {new}", DeprecationWarning, stacklevel=2)
-        return importlib.import_module(new)
+        module = importlib.import_module(new)
+        self.specs[new] = module.__spec__
+        return module
 
     def exec_module(self, module: Any) -> None:
-        """The module at its new place is already executed."""
+        """The module at its new place is already executed; the import machinery set its ``__spec__`` to the old
+        name's, so give it back its own (its relative imports resolve against it)."""
+        module.__spec__ = self.specs[module.__name__]
 
 
 _MOVED = _Moved()
