@@ -18,8 +18,8 @@ import timeit
 
 import pandas as pd
 
-from allocbias.study import catalog
-from allocbias.study.tables import allocation_table, pool_selection_table, reference_gaps
+from allocbias.scoring import catalog
+from allocbias.measures.tables import allocation_table, pool_selection_table, reference_gaps
 
 
 def drawn_twice(scores: pd.DataFrame, ks: list[int], rounds: int, seed: int) -> pd.DataFrame:

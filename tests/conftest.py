@@ -14,9 +14,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from allocbias.book.runner import _environment_digest, _recorded_digest  # noqa: E402
 from allocbias.book import (  # noqa: E402
-    _environment_digest,
-    _recorded_digest,
     execute_notebook,
     glued_values,
     inputs_digest,
@@ -167,7 +166,7 @@ def assert_prose_glued(source: Path, glued: dict, more_than: int) -> str:
 def stored_pairwise_answers(params):
     """The pairwise answers of a chapter run's pools (its ``params``), read back from the score store without the
     notebook; the tables must hold every prompt of those pools, so reading them loads no model."""
-    from allocbias.study import catalog, runs
+    from allocbias.scoring import catalog, runs
     from allocbias import data
     from allocbias.scoring import items, systems
 

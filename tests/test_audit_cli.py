@@ -25,7 +25,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias import cli
 from allocbias.scoring import systems  # noqa: E402
 from allocbias.audit import MANIFEST  # noqa: E402
@@ -369,7 +369,7 @@ def test_score_names_a_bad_system_in_one_line(capsys):
 ])
 def test_score_and_the_script_record_the_command_that_was_typed(prog, expected, monkeypatch, capsys):
     """scripts/score_study.py is `allocbias score` under another name; provenance records what was typed."""
-    from allocbias.study import runs
+    from allocbias.scoring import runs
 
     seen = {}
 

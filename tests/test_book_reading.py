@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from allocbias.book import toc_notebooks
-from allocbias.study.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
+from allocbias.book.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
 
 from .conftest import ROOT
 
@@ -167,7 +167,7 @@ def test_the_student_edition_keeps_exercises_and_drops_every_solution(smoke_book
 
 
 def test_a_build_with_another_profile_names_it_on_every_chapter(tmp_path):
-    from allocbias.book import PROFILE_BANNER_TAG, mark_profile
+    from allocbias.book.runner import PROFILE_BANNER_TAG, mark_profile
 
     page = tmp_path / "ch.ipynb"
     page.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Title"},

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from allocbias import checks, rankings, selection, validity
-from allocbias.study import synthetic
+from allocbias.measures import synthetic
 from allocbias import data as D
 from allocbias.study import real_scores
 

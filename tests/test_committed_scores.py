@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias.scoring import systems
 from allocbias.scoring.items import (
     ellipse_pointwise_items,

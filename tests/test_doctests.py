@@ -19,7 +19,7 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(allocbias.__path__, "allo
 
 def test_every_module_is_listed():
     assert {"allocbias.measures.metrics", "allocbias.measures.ll144", "allocbias.measures.rankings",
-            "allocbias.scoring.store", "allocbias.scoring.tasks", "allocbias.study.catalog"} <= set(MODULES)
+            "allocbias.scoring.store", "allocbias.scoring.tasks", "allocbias.scoring.catalog"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

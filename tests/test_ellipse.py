@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from allocbias.measures import agreement, essays
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias import data
 from allocbias.scoring import systems
 from allocbias.scoring.items import ellipse_pointwise_items

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import audit
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias.measures import intervals
 from allocbias.scoring import systems, user_models
 from allocbias.measures.intervals import cluster_bootstrap, percentile_intervals

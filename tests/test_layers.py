@@ -1,20 +1,33 @@
 """The library's layers, and imports that point one way down them.
 
-``allocbias`` is four subpackages and a few modules on top::
+``allocbias`` is five subpackages and a few modules on top::
 
     audited   what is audited: names, jobs, résumés, essays, prompts, the public data sets and their loaders
-    scoring   how it is scored: models, systems, the local engine, servers, the task registry and items, the store
-    measures  what is measured: metrics, selection, validity, Local Law 144, HiringBloomberg, rankings, intervals
-    study     the study: the catalog of score tables, the runners, analysis tables, synthetic experiments, chapter
-              findings, the book runner
+    scoring   how it is scored: models, systems, the local engine, servers, the task registry and items, the store,
+              the catalog of score tables (scoring.catalog) and the runner that scores what a table lacks
+              (scoring.runs)
+    measures  what is measured: metrics, selection, validity, Local Law 144, HiringBloomberg, rankings, intervals,
+              the decision and gap tables (measures.tables) and simulated systems (measures.synthetic)
+    book      the book's machinery: the papermill runner (book.runner) and how a built page reads (book.reading)
+    study     the chapters' findings modules and their base (study.findings), nothing else
     audit, ll144_command, cli   the commands on top; checks, plotting, _renamed: helpers every layer may use
 
-``audited`` imports no other layer; ``measures`` never imports ``scoring`` or ``study`` (a metric never loads a
-model); ``scoring`` never imports ``study`` and takes from ``measures`` only the pool and item drawing that builds
-its prompt items (never a metric); nothing below the commands imports them. Inside the study, the catalog, runners
-and analysis tables import one way, and the book runner and ``plotting`` know nothing of the study plan. Every
-``import`` statement counts, those inside functions included (doctest examples do not). The old flat import paths
-users' notebooks know are one-file aliases (tests/test_public_names.py)."""
+Who may import whom (besides itself and the helpers)::
+
+    audited   -> nothing
+    measures  -> audited
+    scoring   -> audited, and from measures only the pool and item drawing (measures.selection, .genderbench)
+    book      -> audited (the checkout's root); never scoring, measures, the study or plotting
+    study     -> audited, scoring, measures (a findings module never imports the book runner or a command)
+    commands  -> everything but the study: the audit and the CLI import nothing from allocbias.study (running the
+                 book goes through allocbias.book); ``python -m allocbias.book`` (book.__main__) is a command
+
+``measures`` never imports ``scoring`` or ``study`` (a metric never loads a model; the decision tables take a score
+table, they do not read one), which is why the tables sit next to the measures and the catalog next to scoring;
+nothing below the commands imports them. Inside scoring the catalog never imports the runner. Every ``import``
+statement counts, those inside functions included (doctest examples do not). The old flat import paths users'
+notebooks know are one-file aliases (tests/test_public_names.py); the study's old module paths are kept by
+``allocbias._renamed.moved`` and leave no file in the study."""
 
 from __future__ import annotations
 
@@ -26,11 +39,13 @@ import pytest
 import allocbias
 
 LIB = Path(allocbias.__file__).parent
-LAYERS = ("audited", "scoring", "measures", "study")
+LAYERS = ("audited", "scoring", "measures", "book", "study")
 HELPERS = {"checks", "plotting", "_renamed"}
 COMMANDS = {"audit", "ll144_command", "cli", "__main__"}
 #: The one-file aliases of the old flat import paths (they import their new place, nothing else).
-ALIASES = {"metrics", "selection", "validity", "ll144", "genderbench", "rankings", "data", "book", "store"}
+ALIASES = {"metrics", "selection", "validity", "ll144", "genderbench", "rankings", "data", "store"}
+#: Entry points inside a layer that are commands (``python -m allocbias.book`` runs the CLI).
+ENTRY_POINTS = {"book.__main__"}
 
 
 def _is_module(parts: list[str]) -> bool:
@@ -80,6 +95,8 @@ def library_modules() -> list[str]:
 
 
 def layer(module: str) -> str:
+    if module in ENTRY_POINTS:
+        return "commands"
     head = module.split(".")[0]
     if head in LAYERS:
         return head
@@ -104,8 +121,9 @@ ALLOWED = {
     "audited": set(),
     "measures": {"audited"},
     "scoring": {"audited"},
+    "book": {"audited"},
     "study": {"audited", "scoring", "measures"},
-    "commands": {"audited", "scoring", "measures", "study", "commands"},
+    "commands": {"audited", "scoring", "measures", "book", "study", "commands"},
 }
 #: What scoring takes from measures: the drawing of pools and of HiringBloomberg items (never a metric).
 SCORING_FROM_MEASURES = {"measures.selection", "measures.genderbench"}
@@ -132,31 +150,63 @@ def test_the_aliases_import_only_their_new_place():
 
 
 @pytest.mark.parametrize(("module", "forbidden"), [
-    ("scoring.systems", {"study"}),
-    ("scoring.items", {"study"}),
-    ("study.catalog", {"study.runs", "study.tables", "study.book"}),
-    ("study.runs", {"study.tables", "study.book"}),
-    ("study.tables", {"study.catalog", "study.runs", "study.book"}),
-    ("plotting", {"study"}),
-    ("study.book", {"study.catalog", "study.runs", "study.tables", "plotting"}),
+    ("scoring.systems", {"study", "scoring.catalog", "scoring.runs"}),
+    ("scoring.items", {"study", "scoring.catalog", "scoring.runs"}),
+    ("scoring.catalog", {"scoring.runs"}),
+    ("plotting", {"study", "book"}),
+    ("book.runner", {"study", "scoring", "measures", "plotting"}),
+    ("book.reading", {"study", "scoring", "measures", "plotting"}),
 ])
-def test_imports_point_down_the_flow_inside_the_study(module, forbidden):
+def test_imports_point_down_the_flow(module, forbidden):
     hits = {t for t in imported(module) for f in forbidden if t == f or t.startswith(f + ".")}
     assert not hits, f"allocbias.{module} imports {sorted(hits)}"
 
 
-def test_findings_modules_never_import_the_runner_or_the_commands():
-    """A chapter's findings function computes; the papermill runner (``study.book``) and the commands are above
+def _findings_modules() -> set[str]:
+    from allocbias.study import FINDINGS
+
+    return {f"study.{name}" for name in FINDINGS}
+
+
+def test_the_study_holds_only_findings_modules_their_base_and_init():
+    files = {p.relative_to(LIB / "study").as_posix() for p in (LIB / "study").rglob("*.py")}
+    expected = {"__init__.py", "findings.py", *(f"{m.split('.', 1)[1]}.py" for m in _findings_modules())}
+    assert files == expected, f"not a findings module: {sorted(files - expected)}; missing: {sorted(expected - files)}"
+
+
+def test_findings_modules_never_import_the_book_or_the_commands():
+    """A chapter's findings function computes; the papermill runner (``allocbias.book``) and the commands are above
     it."""
-    plan = {"study.catalog", "study.runs", "study.tables", "study.book", "study.reading", "study.synthetic"}
-    findings = [m for m in library_modules() if m.startswith("study.") and m not in plan]
-    assert findings, "allocbias.study holds no findings module"
-    for module in findings:
-        assert not imported(module) & {"study.book", *COMMANDS}, f"allocbias.{module} imports {sorted(imported(module))}"
+    for module in sorted(_findings_modules() | {"study.findings"}):
+        bad = {t for t in imported(module) if layer(t) in ("book", "commands")}
+        assert not bad, f"allocbias.{module} imports {sorted(bad)}"
+
+
+def _reachable(module: str) -> set[str]:
+    """Every allocbias module that importing ``module`` can import, following import statements transitively
+    (a package's ``__init__`` counts for each of its modules)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        parts = current.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts)) if (LIB.joinpath(*parts[:i]) / "__init__.py").is_file()]
+        todo.extend(imported(current) | set(parents))
+    return seen
+
+
+@pytest.mark.parametrize("command", ["audit", "cli"])
+def test_the_audit_and_the_cli_import_nothing_from_the_study(command):
+    assert not {t for t in imported(command) if layer(t) == "study"}, sorted(imported(command))
+    reached = sorted(m for m in _reachable(command) if layer(m) == "study")
+    assert reached == [], f"allocbias.{command} reaches {reached}"
 
 
 def test_no_module_below_the_study_imports_it():
-    users = [m for m in library_modules() if layer(m) in ("audited", "scoring", "measures", "helpers")
+    users = [m for m in library_modules() if layer(m) in ("audited", "scoring", "measures", "book", "helpers")
              and any(layer(t) == "study" for t in imported(m))]
     assert users == [], f"modules below the study that import it: {users}"
 
@@ -219,3 +269,13 @@ def test_no_import_cycles_inside_the_library():
     """No module imports, through any chain of imports (those inside functions included), a module that imports it
     back: a circle makes the import order matter and hides which module is below which."""
     assert import_cycles() == []
+
+
+def test_an_upward_import_fails(tmp_path, monkeypatch):
+    """The rule can fail: a measures module that imported scoring would be reported."""
+    module = LIB / "measures" / "tables.py"
+    text = module.read_text(encoding="utf-8") + "\nfrom ..scoring import catalog\n"
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: text if self == module else
+                        Path.open(self, encoding=encoding).read())
+    with pytest.raises(AssertionError, match="scoring.catalog"):
+        test_imports_point_down_the_layers("measures.tables")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from allocbias.measures import agreement, essays
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias import data
 from allocbias.scoring.systems import parse_system
 

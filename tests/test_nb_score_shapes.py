@@ -22,7 +22,7 @@ from math import comb
 import pandas as pd
 import pytest
 
-from allocbias.study import catalog, runs
+from allocbias.scoring import catalog, runs
 from allocbias import data, metrics
 from allocbias.scoring import items, systems
 from allocbias.book import NotebookExecutionError, execute_notebook, glued_values, notebook_parameters

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias import data, metrics
 from allocbias.scoring import items
 from allocbias.scoring.systems import PRECISIONS, parse_system, systems

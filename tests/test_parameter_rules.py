@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from allocbias import book
+from allocbias.book import runner as book
 from allocbias.book import (
     PARAMETER_RULES,
     PARAMETERS_MARKER,

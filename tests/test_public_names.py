@@ -7,6 +7,7 @@ new place (``allocbias.measures.rankings``); the old paths are the same module o
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
@@ -19,7 +20,7 @@ RENAMED = [
     ("measures.genderbench", "summary", "probe_summary"),
     ("audited.names", "SEXES", "GENDERS"),
     ("scoring.items", "pairwise_rounds", "pairwise_pools"),
-    ("study.tables", "selection_table", "pool_selection_table"),
+    ("measures.tables", "selection_table", "pool_selection_table"),
 ]
 
 
@@ -58,7 +59,6 @@ MOVED = {
     "genderbench": "measures.genderbench",
     "rankings": "measures.rankings",
     "data": "audited.data",
-    "book": "study.book",
     "store": "scoring.store",
 }
 
@@ -101,3 +101,41 @@ def test_python_dash_m_of_the_old_commands_runs_the_subcommand(old, tmp_path):
     assert alias.stdout == sub.stdout and f"allocbias {old}" in alias.stdout
     bad = subprocess.run([sys.executable, "-m", f"allocbias.{old}", "no-such-command"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+# ------------------------------------------- issue 31 item 1: the study's shared machinery moved out of the study
+#: The study's old module paths and the module each gives now (allocbias._renamed.moved).
+STUDY_MOVED = {
+    "catalog": "allocbias.scoring.catalog",
+    "runs": "allocbias.scoring.runs",
+    "tables": "allocbias.measures.tables",
+    "synthetic": "allocbias.measures.synthetic",
+    "book": "allocbias.book.runner",
+    "reading": "allocbias.book.reading",
+}
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(STUDY_MOVED.items()))
+def test_the_study_s_old_module_paths_give_the_moved_module_with_a_warning(old, new):
+    import sys
+
+    moved = importlib.import_module(new)
+    sys.modules.pop(f"allocbias.study.{old}", None)
+    message = re.escape(f"allocbias.study.{old} is deprecated: use {new}")
+    with pytest.warns(DeprecationWarning, match=f"^{message}$"):
+        got = importlib.import_module(f"allocbias.study.{old}")
+    assert got is moved and moved.__spec__.name == new  # its relative imports still resolve at its new place
+    sys.modules.pop(f"allocbias.study.{old}", None)
+    namespace: dict = {}
+    with pytest.warns(DeprecationWarning, match=re.escape(new)):
+        exec(f"from allocbias.study.{old} import {moved.__all__[0]}", namespace)
+    assert namespace[moved.__all__[0]] is getattr(moved, moved.__all__[0])
+
+
+def test_the_book_package_gives_the_runner_s_names():
+    """``from allocbias.book import execute_notebook`` works as when ``allocbias.book`` was one module."""
+    import allocbias.book as book
+    from allocbias.book import runner
+
+    assert {"execute_notebook", "glued_values", "repo_root", "execute_all", "check_html"} <= set(book.__all__)
+    assert all(getattr(book, name) is getattr(runner, name) for name in book.__all__)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from allocbias import data as D
-from allocbias.study import catalog, runs
+from allocbias.scoring import catalog, runs
 from allocbias.scoring import systems, tasks
 from allocbias.scoring.items import (
     hiring_bloomberg_items,

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from allocbias import data
 from allocbias.scoring import items
-from allocbias.study import runs  # noqa: E402
+from allocbias.scoring import runs  # noqa: E402
 from allocbias.study import score_shapes  # noqa: E402
 from allocbias.study.score_shapes import (
     ScoreShapeFindings,

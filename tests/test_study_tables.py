@@ -1,4 +1,4 @@
-"""Tables for the chapters (allocbias.study.runs, allocbias.study.catalog, allocbias.study.tables): several systems at once, served models,
+"""Tables for the chapters (allocbias.scoring.runs, allocbias.scoring.catalog, allocbias.measures.tables): several systems at once, served models,
 provenance, quality separation and the decision tables. Stand-in engines keep every test model-free."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocbias import data as D
-from allocbias.study import catalog, runs, tables
+from allocbias.measures import tables
+from allocbias.scoring import catalog, runs
 from allocbias.scoring import items, tasks
 from allocbias.scoring.systems import SYSTEM_COLUMNS, parse_system
 from allocbias.metrics import pairwise_points

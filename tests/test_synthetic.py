@@ -1,4 +1,4 @@
-"""Tests for allocbias.study.synthetic: the score families, random systems, their evaluation, hand-picked systems and
+"""Tests for allocbias.measures.synthetic: the score families, random systems, their evaluation, hand-picked systems and
 the closed-form mechanism (percentiles, selection weights, expected dDP)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-import allocbias.study.synthetic as synthetic
+import allocbias.measures.synthetic as synthetic
 from allocbias.metrics import rabbi
-from allocbias.study.synthetic import (
+from allocbias.measures.synthetic import (
     CASES,
     FAMILIES,
     REFERENCE,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias.store import ScoreStore, TableCheckError
 
 LABELS = {"No": 0, "Yes": 1}

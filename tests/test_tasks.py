@@ -7,9 +7,9 @@ import doctest
 import pandas as pd
 import pytest
 
-from allocbias.study import catalog
+from allocbias.scoring import catalog
 from allocbias.scoring import tasks
-from allocbias.study import runs
+from allocbias.scoring import runs
 from allocbias import data as D
 from allocbias.scoring.items import hiring_bloomberg_items, pairwise_pools
 from allocbias.scoring.systems import STUDY_SYSTEMS, System, as_systems

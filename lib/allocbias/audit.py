@@ -53,11 +53,11 @@ import pandas as pd
 
 from .audited import data as D
 from .audited.locations import has_data_dir
-from .study import catalog, runs
+from .scoring import catalog, runs
 from . import checks
 from .scoring import items, systems, tasks
 from .checks import require_columns
-from .study.tables import allocation_table, pool_selection_table, quality_separation, reference_gaps
+from .measures.tables import allocation_table, pool_selection_table, quality_separation, reference_gaps
 from .scoring.store import run_resumable
 from .scoring.systems import System
 from .scoring.user_models import ServedSystem, UserSystem, resolve_system, system_label
@@ -610,7 +610,7 @@ ALL_JOBS = "all jobs"
 
 
 def screening_table(scores: pd.DataFrame, *, by: Sequence[str] = ("system",)) -> pd.DataFrame:
-    """Does the system screen at all: :func:`allocbias.study.tables.quality_separation` per job and over all jobs
+    """Does the system screen at all: :func:`allocbias.measures.tables.quality_separation` per job and over all jobs
     (``job = "all jobs"``), one row per (``by``, job, comparison) with ``rabbi`` and ``p_better``.
 
     >>> df = pd.DataFrame({"system": "s", "job": ["j"] * 4, "quality": ["high", "medium", "low", "low"],
@@ -668,7 +668,7 @@ def selection_intervals(
 
     Per job and over all jobs (their mean), per ``k`` and group: ``phi`` (selection rate), ``psi`` (selection rate
     among qualified candidates), ``dDP = phi(A) - phi(reference)``, ``dEO = psi(A) - psi(reference)``
-    (:func:`allocbias.study.tables.pool_selection_table`, :func:`allocbias.study.tables.reference_gaps`: ``rounds`` pools of one
+    (:func:`allocbias.measures.tables.pool_selection_table`, :func:`allocbias.measures.tables.reference_gaps`: ``rounds`` pools of one
     candidate per group, shared ties), as a long table ``job, k, group, metric, estimate, ci_low, ci_high, n_boot``;
     the intervals come from :func:`allocbias.measures.intervals.cluster_bootstrap` (names redrawn within job x group).
     """
@@ -918,7 +918,7 @@ def _validity_point(scores: pd.DataFrame) -> pd.DataFrame:
 def validity_table(scores: pd.DataFrame, n_boot: int, seed: int, *, confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Does the system screen at all, with intervals: all audited jobs pooled, ``p_better_<better>_<worse>``
     (the chance that a résumé of the better quality outscores one of the worse, ties half:
-    :func:`allocbias.study.tables.quality_separation`) and ``mean_label_mass`` (mean share of the next-token
+    :func:`allocbias.measures.tables.quality_separation`) and ``mean_label_mass`` (mean share of the next-token
     probability on the answer labels), as a long table ``metric, estimate, ci_low, ci_high, n_boot``
     (percentile bootstrap over names within job x group, :func:`allocbias.measures.intervals.cluster_bootstrap`: the
     résumés are held fixed).
@@ -1172,7 +1172,7 @@ def _report_source() -> Path:
 
 def report_notebook(out: str | Path, *, timeout: int | None = 1800) -> Path:
     """Execute the report notebook on the audit folder ``out`` (papermill) and export ``out/report.html``."""
-    from .study.book import NotebookExecutionError, execute_notebook
+    from .book import NotebookExecutionError, execute_notebook
 
     out = Path(out).resolve()
     executed = out / "report.ipynb"

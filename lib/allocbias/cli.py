@@ -276,7 +276,7 @@ def _delegated(argv: list[str]) -> int | None:
 def _book(argv: list[str]) -> int:
     """``allocbias book execute [--profile P] [--only STEM ...] [--out DIR] [--force]`` and
     ``allocbias book check-html DIR`` (:func:`allocbias.book.execute_all`, :func:`allocbias.book.check_html`)."""
-    from .study import book
+    from .book import runner as book
 
     parser = argparse.ArgumentParser(prog="allocbias book", description=book.__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -348,7 +348,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _score(args: argparse.Namespace, command: str, parser: argparse.ArgumentParser) -> int:
-    from .study import runs
+    from .scoring import runs
     from .scoring import tasks
     from .scoring.systems import parse_system
 

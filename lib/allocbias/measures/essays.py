@@ -30,7 +30,7 @@ HUMAN = "human"
 def grader_table(scores: pd.DataFrame, *, human: str = "rating") -> pd.DataFrame:
     """One row per essay that every system in ``scores`` has graded, one score column per grader.
 
-    ``scores`` is long (:func:`allocbias.study.catalog.ellipse_scores`: one row per (system, essay) with ``essay_id``,
+    ``scores`` is long (:func:`allocbias.scoring.catalog.ellipse_scores`: one row per (system, essay) with ``essay_id``,
     ``system``, ``score``); the result keeps the essay columns (everything but the per-system columns), adds
     ``human`` (a copy of ``human``) and one column per system id holding its ``score``, in the essays' ``order``
     (if present). An essay that some system has not graded yet is left out, so every grader is compared on the

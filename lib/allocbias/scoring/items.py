@@ -11,7 +11,7 @@
 
 The items join candidates (:mod:`allocbias.data`) and prompt templates (:mod:`allocbias.audited.prompts`); they hold no
 scores. Each task is declared once in :mod:`allocbias.scoring.tasks`; where the scores of an item are kept is
-:mod:`allocbias.study.catalog`.
+:mod:`allocbias.scoring.catalog`.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ STUDY_SYSTEMS: tuple[str, ...] = (
     "gemma3-fp32-direct",
 )
 
-#: Columns that identify a system in the tidy tables of :func:`allocbias.study.runs.pointwise_table` and
-#: :func:`allocbias.study.runs.pairwise_table`.
+#: Columns that identify a system in the tidy tables of :func:`allocbias.scoring.runs.pointwise_table` and
+#: :func:`allocbias.scoring.runs.pairwise_table`.
 SYSTEM_COLUMNS: tuple[str, ...] = ("system", "model", "precision", "wording")
 
 

@@ -5,8 +5,8 @@ asked (``template``: the prompt template for a wording), how it is scored (``lab
 engine's next-token probabilities of the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
 what comes back (``result``: the stored rows joined to the task's input table), and what a scoring run scores
 (``inputs``: the input table from the run's options). Its ``params`` are the scoring
-parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.study.catalog`).
-:func:`allocbias.study.runs.score` is the one runner: it reads the task's table for a system, scores only the
+parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.scoring.catalog`).
+:func:`allocbias.scoring.runs.score` is the one runner: it reads the task's table for a system, scores only the
 prompts the table lacks and returns the task's result table.
 
 The tasks of this study:

@@ -20,7 +20,7 @@ another model must need no source edit, so this module derives a system from wha
     :func:`allocbias.scoring.systems.served_system_id` (``<NAME>-served-<wording>``), model key ``openai:<NAME>``.
 
 Both are :class:`~allocbias.scoring.systems.System` objects, so every function of the study that takes a system
-(:mod:`allocbias.study.catalog`, :mod:`allocbias.study.runs`) takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
+(:mod:`allocbias.scoring.catalog`, :mod:`allocbias.scoring.runs`) takes them. :func:`resolve_system` turns a ``--model`` argument into the right kind and explains in one
 sentence what is wrong with an argument that names no model.
 """
 

@@ -1,14 +1,12 @@
 """The study: the plan that turns score tables into the book's findings.
 
-The plan, in the order data flows:
-
-* :mod:`.catalog` — where each (system, task) score table is kept and how to read it;
-* :mod:`.runs` — scoring the rows a table lacks (through :func:`allocbias.study.runs.score`), several systems
-  at once;
-* :mod:`.tables` — the analysis tables the chapters read (quality separation, selection rates, allocation gaps);
-* :mod:`.synthetic` — synthetic score distributions for controlled experiments;
-* :mod:`.book` — the papermill runner of the book (profiles, parameter checks, executed copies), and
-  :mod:`.reading` — how a built page reads.
+The study holds only the chapters' findings modules and their base (:mod:`.findings`). The machinery they share
+lives in the layer named for what it does: where score tables live and scoring what a table lacks next to scoring
+(:mod:`allocbias.scoring.catalog`, :mod:`allocbias.scoring.runs`), the decision and gap tables and the simulated
+systems next to the measures (:mod:`allocbias.measures.tables`, :mod:`allocbias.measures.synthetic`), and the
+papermill runner and the reading of built pages in :mod:`allocbias.book`. The old paths
+(``allocbias.study.catalog``, ``.runs``, ``.tables``, ``.synthetic``, ``.book``, ``.reading``) still import, with a
+:class:`DeprecationWarning` naming the new one.
 
 The findings: one module per chapter, whose findings function takes the chapter's parameters and returns one typed
 object — the tables, the data behind each figure, and the scalars and phrases the prose quotes. A chapter calls it,
@@ -22,6 +20,8 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from .._renamed import moved
 
 #: Each chapter's findings function and its result type, by the module that holds them (reading order).
 FINDINGS: dict[str, tuple[str, str]] = {
@@ -53,3 +53,15 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     globals()[name] = value
     return value
+
+
+# The shared machinery that lived here moved to the layer named for what it does; the old paths still import,
+# with a DeprecationWarning naming the new one.
+moved(__name__, {
+    "catalog": "allocbias.scoring.catalog",
+    "runs": "allocbias.scoring.runs",
+    "tables": "allocbias.measures.tables",
+    "synthetic": "allocbias.measures.synthetic",
+    "book": "allocbias.book.runner",
+    "reading": "allocbias.book.reading",
+})

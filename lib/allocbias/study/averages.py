@@ -1,18 +1,18 @@
 r"""Why averages fail: the findings of the chapter's controlled simulation of bias metrics against allocation gaps.
 
 Simulated *systems* (one model on one job) score ``n_per_group`` candidates in each of ``n_groups`` groups, in four
-families that differ in what separates the groups (:func:`allocbias.study.synthetic.draw_systems`): a location
+families that differ in what separates the groups (:func:`allocbias.measures.synthetic.draw_systems`): a location
 ``shift`` (the control), a difference in ``spread``, a location seen through a ceiling (``skew``) and a location
 with ``heavy_tail`` noise. Every system goes through top-:math:`k` selection rounds and every bias metric is
-computed on the same candidates (:func:`allocbias.study.synthetic.evaluate_systems`); each metric is then correlated with
+computed on the same candidates (:func:`allocbias.measures.synthetic.evaluate_systems`); each metric is then correlated with
 :math:`\Delta DP` (JSD and EMD with :math:`|\Delta DP|`) per family and pooled, as in the paper's Table 1
 (:func:`allocbias.validity.validity_table`). The chapter also computes
 
 * the weight :math:`g_k(u)` a candidate at percentile :math:`u` of the reference group adds to :math:`\Delta DP`
-  next to RABBI's :math:`2u - 1` (:func:`allocbias.study.synthetic.dp_contribution`);
+  next to RABBI's :math:`2u - 1` (:func:`allocbias.measures.synthetic.dp_contribution`);
 * the median skewness and kurtosis per family, the pool of two (where :math:`\Delta DP` is RABBI), three
-  hand-picked systems (:func:`allocbias.study.synthetic.hand_picked_system`) with the closed-form expected
-  :math:`\Delta DP` (:func:`allocbias.study.synthetic.expected_dp_gap`), and the tables of the exercises.
+  hand-picked systems (:func:`allocbias.measures.synthetic.hand_picked_system`) with the closed-form expected
+  :math:`\Delta DP` (:func:`allocbias.measures.synthetic.expected_dp_gap`), and the tables of the exercises.
 
 :func:`averages_findings` computes all of it and returns an :class:`AveragesFindings`.
 """
@@ -31,7 +31,7 @@ import seaborn as sns
 from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
-from . import synthetic
+from ..measures import synthetic
 from ..measures.metrics import STUDY_METRICS
 from ..plotting import METRIC_LABELS, label_axes
 from .findings import Findings
@@ -120,9 +120,9 @@ class AveragesFindings(Findings):
     curves
         :func:`contribution_curves` for every quota (the first figure).
     scores, params
-        The simulated systems' scores and group parameters (:func:`allocbias.study.synthetic.draw_systems`).
+        The simulated systems' scores and group parameters (:func:`allocbias.measures.synthetic.draw_systems`).
     points
-        One row per (family, system, group, k): metrics, shape and gaps (:func:`allocbias.study.synthetic.evaluate_systems`).
+        One row per (family, system, group, k): metrics, shape and gaps (:func:`allocbias.measures.synthetic.evaluate_systems`).
     shape
         Median |skewness| and excess kurtosis per family at the main k.
     correlations
@@ -195,8 +195,8 @@ def averages_findings(
 
     ``k`` is the quota of the main comparison and ``k_values`` those compared in the section on the quota (each
     from 1 to ``n_groups - 1``); ``shift_sd``, ``spread_ratio``, ``ceiling_offset``, ``ceiling_slope`` and ``tail_df``
-    are the :class:`allocbias.study.synthetic.FamilySettings` of :func:`allocbias.study.synthetic.draw_systems`
-    (families), the ``ce_*`` parameters go to :func:`allocbias.study.synthetic.hand_picked_system`.
+    are the :class:`allocbias.measures.synthetic.FamilySettings` of :func:`allocbias.measures.synthetic.draw_systems`
+    (families), the ``ce_*`` parameters go to :func:`allocbias.measures.synthetic.hand_picked_system`.
     """
     n_systems = checks.count(n_systems, "n_systems")
     n_groups = checks.count(n_groups, "n_groups", 2)

@@ -1,14 +1,14 @@
 r"""From scores to decisions: the findings of the chapter that turns the study's scores into top-k selections.
 
-The chapter reads the committed pointwise scores of the study's systems (:func:`allocbias.study.catalog.study_scores`)
+The chapter reads the committed pointwise scores of the study's systems (:func:`allocbias.scoring.catalog.study_scores`)
 and, as Chen, Ji and Evans do, runs many selection rounds per job: a pool of one candidate per group, the best
 :math:`k` selected, candidates tied at the cut sharing the remaining seats
 (:func:`allocbias.selection.select_top_k`). From the same pools for every system it computes
 
 * the selection rate of every group, :math:`\phi(X, k)` over all candidates and :math:`\psi(X, k)` over the
-  qualified ones (:func:`allocbias.study.tables.pool_selection_table`);
+  qualified ones (:func:`allocbias.measures.tables.pool_selection_table`);
 * the signed gaps against the reference group :math:`B` (White men), :math:`\Delta DP = \phi(A) - \phi(B)` and
-  :math:`\Delta EO = \psi(A) - \psi(B)` (:func:`allocbias.study.tables.allocation_table`), their direction per system
+  :math:`\Delta EO = \psi(A) - \psi(B)` (:func:`allocbias.measures.tables.allocation_table`), their direction per system
   (mean over the jobs, against two standard errors of the pool noise);
 * the average score gap :math:`\delta = \bar s_A - \bar s_B` next to :math:`\Delta DP`, the paper's Figure 1;
 * for the exercises: :math:`\Delta DP` for every quota, and matched pools (one résumé per round).
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import runs, tables
+from ..measures import tables
+from ..scoring import runs
 from .. import checks
 from ..measures.metrics import STUDY_GAPS
 from ..audited import data
@@ -104,9 +105,9 @@ class DecisionFindings(Findings):
     example_pool
         The first round of the first job for the first system, best first, with its ``selected`` seats.
     rates
-        :func:`allocbias.study.tables.pool_selection_table`: φ and ψ per (system, job, group).
+        :func:`allocbias.measures.tables.pool_selection_table`: φ and ψ per (system, job, group).
     gaps
-        :func:`allocbias.study.tables.allocation_table`: ΔDP and ΔEO per (system, job, group), merged with the score
+        :func:`allocbias.measures.tables.allocation_table`: ΔDP and ΔEO per (system, job, group), merged with the score
         metrics of :func:`allocbias.metrics.bias_table` (``avg_gap``, ``rabbi``...).
     rate_table
         The first system's φ and ψ, groups by jobs.
@@ -169,7 +170,7 @@ def decisions_findings(
     Parameters
     ----------
     systems, jobs, names_per_group, seed, scores_root
-        What to read (:func:`allocbias.study.catalog.study_scores`); the first system is the chapter's example.
+        What to read (:func:`allocbias.scoring.catalog.study_scores`); the first system is the chapter's example.
     k
         Seats per round, from 1 to G - 1 (G groups, one candidate each per round).
     rounds

@@ -11,7 +11,7 @@ with ``|Δ|`` for the non-directional JSD and EMD and the metric on qualified ca
 each (system, job) gives (:func:`allocbias.validity.group_spread_test`), whether each metric tracks the gap for
 each group out of sample (:func:`allocbias.validity.validity_controls` with ``per_group=True``, read by
 :func:`allocbias.validity.verdict_words`),
-and how well the systems separate strong from weak résumés (:func:`allocbias.study.tables.quality_separation`).
+and how well the systems separate strong from weak résumés (:func:`allocbias.measures.tables.quality_separation`).
 :func:`group_correlation_findings` computes all of it and returns a :class:`GroupCorrelationFindings`.
 """
 
@@ -27,7 +27,8 @@ import pandas as pd
 import seaborn as sns
 from scipy import stats
 
-from . import runs, tables
+from ..measures import tables
+from ..scoring import runs
 from ..audited.data import group_slug  # re-exported: the glue keys' group suffix
 from .. import checks
 from ..audited import data
@@ -173,7 +174,7 @@ def group_correlation_findings(
     n_splits: int = 50, scores: pd.DataFrame | None = None,
 ) -> GroupCorrelationFindings:
     """The chapter's findings from the stored scores of ``systems`` on ``jobs`` (or from ``scores``, a frame
-    shaped like :func:`allocbias.study.catalog.study_scores`, for tests). Raises ``ValueError`` naming a bad parameter."""
+    shaped like :func:`allocbias.scoring.catalog.study_scores`, for tests). Raises ``ValueError`` naming a bad parameter."""
     systems, jobs = list(systems), list(jobs)
     n_groups = len(data.GROUPS)
     if not 1 <= k < n_groups:

@@ -5,7 +5,7 @@ records the gender of the candidate the answer names first. An *item* is a (job,
 asked twice with the genders swapped slot by slot, which cancels any preference for a position.
 :func:`hiring_bloomberg_findings` builds the items (:func:`allocbias.scoring.items.hiring_bloomberg_items`), counts the
 prompts' tokens, reads (or, when allowed, scores) the audited systems' answers
-(:func:`allocbias.study.runs.score` of the ``hiring_bloomberg`` task), runs GenderBench's rule answerers (first, last, random and
+(:func:`allocbias.scoring.runs.score` of the ``hiring_bloomberg`` task), runs GenderBench's rule answerers (first, last, random and
 stereotyped slot) on the same items, finds the winners (:func:`allocbias.genderbench.detect_winners`) and computes
 per answerer, with percentile bootstrap intervals over items resampled within jobs
 (:func:`allocbias.genderbench.probe_report`):
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import catalog, runs
+from ..scoring import catalog, runs
 from .. import checks
 from ..audited import data
 from ..scoring import items, models, store

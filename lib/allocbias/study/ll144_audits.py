@@ -28,7 +28,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from . import catalog
+from ..scoring import catalog
 from .. import checks
 from ..audited import data, datasets
 from ..measures import ll144, selection

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import catalog, runs, tables
+from ..measures import tables
+from ..scoring import catalog, runs
 from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
@@ -248,8 +249,8 @@ def model_selection_findings(
     essay_scores: pd.DataFrame | None = None,
 ) -> ModelSelectionFindings:
     """The chapter's findings from the stored scores of ``systems`` on ``jobs`` (or from ``scores``, shaped like
-    :func:`allocbias.study.catalog.study_scores`) and the ELLIPSE essay scores (or ``essay_scores``, shaped like
-    :func:`allocbias.study.catalog.ellipse_scores`; an empty frame gives no essay panel). Raises ``ValueError`` naming
+    :func:`allocbias.scoring.catalog.study_scores`) and the ELLIPSE essay scores (or ``essay_scores``, shaped like
+    :func:`allocbias.scoring.catalog.ellipse_scores`; an empty frame gives no essay panel). Raises ``ValueError`` naming
     a bad parameter."""
     systems, jobs = list(systems), list(jobs)
     _check(systems, k, k_eo, ndcg_n, noise_redraws, n_perm, n_splits)

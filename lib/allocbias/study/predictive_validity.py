@@ -41,7 +41,8 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from scipy import stats
 
-from . import catalog, runs, tables
+from ..measures import tables
+from ..scoring import catalog, runs
 from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity

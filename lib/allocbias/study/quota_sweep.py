@@ -3,7 +3,7 @@ r"""The quota sweep: the findings of the chapter on predictive validity from one
 A round of the study draws one candidate per group (:math:`G = 8`) and selects the top :math:`k`. The paper's
 Table 1 tests the bias metrics at :math:`k = 1`; its Figure 7 repeats the test for :math:`k = 1, \dots, 5`. This
 module sweeps the quota over the same (system, job, group) points of the study's stored scores
-(:func:`allocbias.study.tables.study_points`, the same pools for every :math:`k`) and computes
+(:func:`allocbias.measures.tables.study_points`, the same pools for every :math:`k`) and computes
 
 * each group's selection-rate gap :math:`\Delta DP` per quota, and how many points change its sign over the quotas;
 * the simulation noise of :math:`\Delta DP` per quota (:func:`allocbias.selection.dp_standard_error`) against the
@@ -32,7 +32,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from . import catalog, synthetic, tables
+from ..measures import synthetic, tables
+from ..scoring import catalog
 from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
@@ -121,7 +122,7 @@ def noise_table(points: pd.DataFrame, quotas: Sequence[int], n_groups: int, roun
 
 def selection_linearity(n_groups: int, grid: int = 2001) -> pd.Series:
     r"""Per quota :math:`k = 1, \dots, G - 1`, the correlation of the selection weight :math:`g_k(u)`
-    (:func:`allocbias.study.synthetic.dp_contribution`) with RABBI's straight line :math:`2u - 1` over a uniform grid
+    (:func:`allocbias.measures.synthetic.dp_contribution`) with RABBI's straight line :math:`2u - 1` over a uniform grid
     of :math:`u` in :math:`[0, 1]`.
 
     >>> int(selection_linearity(8).idxmax())
@@ -139,7 +140,7 @@ def selection_linearity(n_groups: int, grid: int = 2001) -> pd.Series:
 class QuotaSweepFindings(Findings):
     """Everything the quota chapter shows.
 
-    * ``points``: the study points at every quota (:func:`allocbias.study.tables.study_points`);
+    * ``points``: the study points at every quota (:func:`allocbias.measures.tables.study_points`);
     * ``gaps_by_group``: mean :math:`\\Delta DP` per system, group and quota over the jobs (the first figure);
     * ``noise``: :func:`noise_table`; ``sweep``: :func:`allocbias.validity.validity_table` by quota;
       ``sweep_view``: its :math:`r` per gap, metric and quota (one row per gap and metric);
@@ -197,7 +198,7 @@ def quota_sweep_findings(
 ) -> QuotaSweepFindings:
     r"""The quota chapter's findings, from the chapter's parameters.
 
-    ``scores`` (default: the stored scores of ``systems`` on ``jobs``, :func:`allocbias.study.catalog.study_scores`
+    ``scores`` (default: the stored scores of ``systems`` on ``jobs``, :func:`allocbias.scoring.catalog.study_scores`
     under ``scores_root``) needs the columns ``system, job, resume_id, group, qualified, score``;
     ``paper_table1`` and ``paper_figure7`` default to ``data/paper/rabbi_table1.csv`` and
     ``rabbi_figure7.csv``. ``ks`` lists at least two distinct quotas between 1 and :math:`G - 1`.

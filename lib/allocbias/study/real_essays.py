@@ -1,7 +1,7 @@
 r"""Grading real essays: the findings of the chapter that audits the study's systems on the ELLIPSE corpus.
 
 The chapter reads the stored grades of the study's systems on the ELLIPSE sample
-(:func:`allocbias.study.catalog.ellipse_scores`, no model is loaded) into a grader table
+(:func:`allocbias.scoring.catalog.ellipse_scores`, no model is loaded) into a grader table
 (:func:`allocbias.measures.essays.grader_table`: one row per essay, the human score
 ``human`` and one column per system), and computes
 
@@ -29,7 +29,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..measures import agreement, essays, metrics, validity
-from . import catalog
+from ..scoring import catalog
 from .. import checks
 from ..measures.metrics import STUDY_GAPS
 from ..audited import data, datasets
@@ -172,7 +172,7 @@ def real_essays_findings(
     min_prompt_essays
         Per-prompt agreement only for prompts with at least this many graded essays.
     scores, sample
-        The stored grades (as :func:`allocbias.study.catalog.ellipse_scores` returns them) and the essay sample, for
+        The stored grades (as :func:`allocbias.scoring.catalog.ellipse_scores` returns them) and the essay sample, for
         tests on small synthetic data; default None reads the committed ones.
     """
     pool_size = checks.count(pool_size, "pool_size", 2)

@@ -33,7 +33,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from . import catalog, runs, tables
+from ..measures import tables
+from ..scoring import catalog, runs
 from .. import checks
 from ..audited import data, datasets
 from ..scoring import items
@@ -265,7 +266,7 @@ def score_shapes_findings(
     """The score-shape chapter's findings, from the chapter's parameters.
 
     ``scores`` (default: the stored pointwise scores of ``systems`` on ``jobs``,
-    :func:`allocbias.study.catalog.study_scores`; the committed tables when ``scores_root`` is empty) needs the columns
+    :func:`allocbias.scoring.catalog.study_scores`; the committed tables when ``scores_root`` is empty) needs the columns
     ``system, model, job, resume_id, group, qualified, score, label_mass``. The pairwise answers of
     ``pairwise_systems`` are read from the tables under ``scores_root`` for ``pairwise_rounds`` pools per job of
     ``pairwise_groups`` (empty: all eight); a table lacking a prompt of those pools stops the chapter. The paper's

@@ -3,16 +3,16 @@ r"""Scoring candidates with a language model: what the chapter on scoring comput
 The chapter asks the study's systems (model x precision x wording, :mod:`allocbias.scoring.systems`) for scores and reads
 them before any bias number is computed:
 
-* **pointwise** scores (:func:`allocbias.study.runs.pointwise_table`): the renormalised probability of "Yes" over the
+* **pointwise** scores (:func:`allocbias.scoring.runs.pointwise_table`): the renormalised probability of "Yes" over the
   single-token surface forms of the labels, and the *label mass* :math:`M(a) = \sum_{z \in Y} m_z(a)`, the share of
   the next-token probability the score rests on (its distribution, by system and by group);
-* **pairwise** answers (:func:`allocbias.study.runs.pairwise_table`) of pools of one candidate per group, every pair in
+* **pairwise** answers (:func:`allocbias.scoring.runs.pairwise_table`) of pools of one candidate per group, every pair in
   both orders, read through the paper's output statistics (:func:`allocbias.measures.metrics.pairwise_output_stats`) and the
   points rule (:func:`allocbias.measures.metrics.pairwise_points`) on a worked example;
-* the systems and the provenance of every score table (:func:`allocbias.study.catalog.provenance_table`);
+* the systems and the provenance of every score table (:func:`allocbias.scoring.catalog.provenance_table`);
 * how the scores vary across names and résumés, and how well a system separates high- from low-quality résumés
-  (RABBI within a job, :func:`allocbias.study.tables.quality_separation`);
-* the essay path: the DEMO essays graded 1-5 (:func:`allocbias.study.runs.score` of the ``essay_pointwise`` task).
+  (RABBI within a job, :func:`allocbias.measures.tables.quality_separation`);
+* the essay path: the DEMO essays graded 1-5 (:func:`allocbias.scoring.runs.score` of the ``essay_pointwise`` task).
 
 Rows missing from the score store are scored live when ``live_scoring`` is true (``rescore`` first clears this
 chapter's tables under a non-committed ``scores_root``). :func:`scoring_checks_findings` does all of it and returns
@@ -35,7 +35,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from . import catalog, runs, tables
+from ..measures import tables
+from ..scoring import catalog, runs
 from .. import checks
 from ..audited import data
 from ..audited.prompts import RESUME_LABELS

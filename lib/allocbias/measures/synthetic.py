@@ -30,6 +30,9 @@ Functions:
 
 Everything is a pure function; every random step takes a ``seed``; bad input raises ``ValueError`` naming the
 parameter.
+
+The module sits next to the measures (it was in the study): it draws scores and evaluates
+them with the metrics and the selection simulation, and imports nothing of scoring.
 """
 
 from __future__ import annotations

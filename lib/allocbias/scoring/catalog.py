@@ -6,7 +6,10 @@ so a larger study adds rows to the same table and a smaller one reads a subset. 
 local system's table, :func:`served_store` a served model's; ``make book`` reuses the committed tables in
 ``data/scores/`` (:func:`scores_dir`). The readers (:func:`study_scores`, :func:`ellipse_scores`) load no model
 and score nothing; :func:`provenance_table` lists what made every table. Scoring the missing rows of a table
-is :mod:`allocbias.study.runs`.
+is :mod:`allocbias.scoring.runs`.
+
+The catalog sits in scoring (it was in the study): it addresses tables of the score store by the
+task registry's parameters and the systems' names, all of scoring, and takes from the measures nothing.
 """
 
 from __future__ import annotations
@@ -237,7 +240,7 @@ def study_scores(
     scored through an OpenAI-compatible server by chapter 2; :func:`served_pointwise_store`). A system
     whose table lacks some of these candidates raises ``ValueError`` naming the system, the table folder,
     how many rows are missing and the command that scores them (nothing is scored here: use
-    :func:`allocbias.study.runs.pointwise_table` or ``scripts/score_study.py``). Columns as :func:`allocbias.study.runs.pointwise_table`.
+    :func:`allocbias.scoring.runs.pointwise_table` or ``scripts/score_study.py``). Columns as :func:`allocbias.scoring.runs.pointwise_table`.
     """
     if isinstance(systems, (str, System)):
         systems = [systems]

@@ -1,12 +1,15 @@
 """Scoring the missing rows of a (system, task) table, locally or through a server, and several systems at once.
 
 Every task (:mod:`allocbias.scoring.tasks`) is scored through one path: the items of the task (:mod:`allocbias.scoring.items`), the
-table that keeps their scores (:mod:`allocbias.study.catalog`: :func:`~allocbias.study.catalog.store_for` for a local system,
-:func:`~allocbias.study.catalog.served_store` for a served model, addressed by what the served engine says of itself —
+table that keeps their scores (:mod:`allocbias.scoring.catalog`: :func:`~allocbias.scoring.catalog.store_for` for a local system,
+:func:`~allocbias.scoring.catalog.served_store` for a served model, addressed by what the served engine says of itself —
 model name, prefill mode, ``top_logprobs``, extra request fields), and an engine asked only for the rows the table
 lacks (:func:`allocbias.store.run_resumable`). Pointwise tasks ask the engine's ``pointwise`` (label
 probabilities), the others its greedy ``generate``. A local model is loaded on first use only
 (:class:`LazyEngine`), so reading a complete table loads nothing.
+
+The runner sits in scoring (it was in the study), next to the catalog, the tasks and the store it
+ties together; the audit and ``allocbias score`` use it without importing the study.
 """
 
 from __future__ import annotations
@@ -91,9 +94,9 @@ def score(
     """The result table of task ``name`` on ``inputs``: read its score table, score only the prompts it lacks.
 
     Local scoring: ``system`` (a :class:`~allocbias.scoring.systems.System`) addresses the table
-    (:func:`allocbias.study.catalog.store_for`) and ``engine`` scores it (default: the system's model, loaded on first
+    (:func:`allocbias.scoring.catalog.store_for`) and ``engine`` scores it (default: the system's model, loaded on first
     use only, so reading a complete table loads nothing). Served scoring: ``served`` (an
-    :class:`allocbias.scoring.serving.OpenAIEngine`) both addresses the table (:func:`allocbias.study.catalog.served_store`)
+    :class:`allocbias.scoring.serving.OpenAIEngine`) both addresses the table (:func:`allocbias.scoring.catalog.served_store`)
     and scores it, with ``wording`` (default ``"paper"``); a task that a server cannot score raises. The defaults
     of ``batch_size``, ``engine_batch_size`` and ``progress`` are the task's.
 
@@ -225,7 +228,7 @@ def pointwise_table(
     >>> table = pointwise_table(pair, cands, root=root, engine_for=lambda s: Half())
     >>> table.groupby("system").size().to_dict(), list(table.columns[:4])
     ({'smollm2-fp32-direct': 48, 'smollm2-fp32-paper': 48}, ['system', 'model', 'precision', 'wording'])
-    >>> from allocbias.study.catalog import clear_tables
+    >>> from allocbias.scoring.catalog import clear_tables
     >>> len(clear_tables(["smollm2-fp32-paper"], "resume_pointwise", root))  # the next run scores again
     1
     """
@@ -308,8 +311,8 @@ def read_study_scores(
 ) -> tuple[pd.DataFrame, float]:
     """A chapter's score table and the seconds it took to read: ``scores`` as given (0 seconds; a test's synthetic
     table), else the stored scores of ``systems`` on ``jobs`` under ``scores_root``
-    (:func:`allocbias.study.catalog.resolve_scores_root`, ``""`` for the committed tables), read by
-    :func:`allocbias.study.catalog.study_scores` and timed with :func:`timed`.
+    (:func:`allocbias.scoring.catalog.resolve_scores_root`, ``""`` for the committed tables), read by
+    :func:`allocbias.scoring.catalog.study_scores` and timed with :func:`timed`.
 
     >>> frame = pd.DataFrame({"score": [0.5]})
     >>> read_study_scores(["smollm2-fp32-paper"], ["retail"], names_per_group=1, seed=0, scores_root="",

@@ -1,11 +1,14 @@
 """The analysis tables the chapters read: from scores to quality separation, selection rates and allocation gaps.
 
-Every function takes a tidy score table (one row per system and candidate, :func:`allocbias.study.catalog.study_scores`
-or :func:`allocbias.study.runs.pointwise_table`; pairwise answers from :func:`allocbias.study.runs.pairwise_table`) and
+Every function takes a tidy score table (one row per system and candidate, :func:`allocbias.scoring.catalog.study_scores`
+or :func:`allocbias.scoring.runs.pointwise_table`; pairwise answers from :func:`allocbias.scoring.runs.pairwise_table`) and
 returns a table per cell of ``by`` (a system) and subtask (a job). The quantities are defined on the book page
 ``book/definitions.md``: the rank-biserial ``rabbi`` and the average gap (:mod:`allocbias.metrics`), the
 selection rates ``phi`` and ``psi`` and the allocation gaps ``dDP`` and ``dEO`` of top-``k`` selection from pools
 of one candidate per group (:mod:`allocbias.selection`). Nothing here reads a score table or loads a model.
+
+The tables sit next to the measures (they were in the study) because they only compute from a
+score table they are given: they import the measures and what is audited, never scoring (so no catalog).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pandas as pd
 from ..audited import data as D
 from ..measures.disaggregate import cell_frames, with_keys
 from .._renamed import renamed
-from ..scoring.items import require_columns
+from ..checks import require_columns
 
 __all__ = [
     "allocation_table", "pairwise_study_points", "pool_selection_table", "quality_separation", "reference_gaps",
@@ -269,7 +272,7 @@ def pairwise_study_points(
     (:func:`allocbias.metrics.pairwise_gap_table`); ``_qualified`` versions use qualified candidates (and
     pairs of two qualified candidates) only. ``n_rounds`` counts the pools.
 
-    ``answers`` is :func:`allocbias.study.runs.pairwise_table` output (or :func:`allocbias.study.runs.score` of ``resume_pairwise`` with
+    ``answers`` is :func:`allocbias.scoring.runs.pairwise_table` output (or :func:`allocbias.scoring.runs.score` of ``resume_pairwise`` with
     the ``by`` columns added); ``pools`` is :func:`allocbias.scoring.items.pairwise_pools` output, which names each pool's candidates and their
     ``group`` and ``qualified`` flags. Every pool must have been answered in full (a missing pair raises).
 
@@ -278,7 +281,7 @@ def pairwise_study_points(
     ...         return [m[1]["content"].split("\n\n")[1].splitlines()[0] for m in prompts]
     >>> import tempfile
     >>> from allocbias.scoring.items import pairwise_pools
-    >>> from allocbias.study.runs import pairwise_table
+    >>> from allocbias.scoring.runs import pairwise_table
     >>> pools = pairwise_pools(D.candidate_table(["retail"], names_per_group=1), 30, 0)
     >>> answers = pairwise_table("smollm2-fp32-paper", pools, root=tempfile.mkdtemp(), engine_for=lambda s: First())
     >>> pts = pairwise_study_points(answers, pools, 1)

@@ -142,7 +142,7 @@ def checkout_root(start: str | Path | None = None) -> Path:
     >>> checkout_root(tempfile.mkdtemp()) if "ALLOCBIAS_ROOT" not in os.environ else None
     Traceback (most recent call last):
     ...
-    allocbias.study.book.NotACheckoutError: ... is not inside an allocbias checkout: ...
+    allocbias.book.runner.NotACheckoutError: ... is not inside an allocbias checkout: ...
     """
     env = os.environ.get("ALLOCBIAS_ROOT")
     if env:
@@ -384,7 +384,7 @@ def validate_parameters(declared: Mapping[str, Any], given: Mapping[str, Any], *
     >>> validate_parameters({"seed": 0}, {"sed": 3}, notebook="x.ipynb")
     Traceback (most recent call last):
     ...
-    allocbias.study.book.UnknownParameterError: x.ipynb has no parameter 'sed' (declared: seed)
+    allocbias.book.runner.UnknownParameterError: x.ipynb has no parameter 'sed' (declared: seed)
     """
     unknown = sorted(set(given) - set(declared))
     if unknown:

@@ -10,7 +10,8 @@ not need. These functions measure a page of the built HTML book (jupyter-book 1.
 - :func:`horizontal_overflow`: runs headless Chromium on a copy of the page with a measuring script injected, and
   returns the elements whose right edge passes the article column (and is not inside a box that scrolls).
 
-Only the standard library is used to read HTML, so the measures run wherever the book builds.
+Only the standard library is used to read HTML, so the measures run wherever the book builds. The module is
+part of :mod:`allocbias.book` (it was in the study): it reads pages, not findings.
 """
 
 from __future__ import annotations
