@@ -11,6 +11,7 @@ from numbers import Real
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
@@ -441,7 +442,7 @@ def _is_key(column: Any) -> bool:
     return any(word in name for word in KEY_COLUMN_WORDS)
 
 
-def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), drop_constant: bool = False,
+def table_frame(frame: pd.DataFrame | pd.Series | Mapping[str, Any], *, first: Sequence[str] = (), drop_constant: bool = False,
                 labels: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The frame :func:`show_table` shows, and the constant columns it dropped (name -> value).
 
@@ -461,6 +462,8 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
     ...                          drop_constant=True)
     >>> list(t.columns), dropped, t["metric"].tolist(), t["four_fifths"].tolist(), t["n"].dtype.name
     (['metric', 'verdict', 'four_fifths', 'r', 'n'], {'k': 1}, ['RABBI', 'JSD'], ['yes', 'no'], 'Int64')
+    >>> table_frame({"n": 40, "se": 0.25})[0].values.tolist()
+    [['n', 40], ['se', 0.25]]
     >>> list(table_frame(pd.Series([0.5, 0.25], index=["a", "b"], name="r"))[0].columns)
     ['', 'r']
     >>> wide = pd.DataFrame([[0.1, 0.2]], columns=pd.MultiIndex.from_tuples([("dDP", "retail"), ("dEO", "retail")]),
@@ -469,6 +472,9 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
     (['ΔDP retail', 'ΔEO retail'], ['group', 'ΔDP retail', 'ΔEO retail'])
     """
     names = {**METRIC_SHORT, **dict(labels or {})}
+    if isinstance(frame, Mapping):  # a dict of named values: one row per name
+        frame = pd.Series({str(k): (v if np.isscalar(v) or v is None else str(v)) for k, v in frame.items()},
+                          name="value", dtype=object).rename_axis("quantity")
     if isinstance(frame, pd.Series):  # a Series' index labels its values: kept as a column unless plain numbering
         plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
         frame = frame.to_frame(name=frame.name if frame.name is not None else "value")
@@ -513,7 +519,7 @@ def table_frame(frame: pd.DataFrame | pd.Series, *, first: Sequence[str] = (), d
     return t, dropped
 
 
-def show_table(frame: pd.DataFrame | pd.Series, precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
+def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
                labels: Mapping[str, str] | None = None, caption: str | None = None) -> Any:
     """A table as the book shows it: a pandas ``Styler`` of :func:`table_frame` (no 0..n index column, key
     columns first, booleans as words, whole numbers as integers, metric names as the book spells them), other

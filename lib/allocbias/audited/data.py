@@ -724,7 +724,7 @@ def load_icnale(
     groups = _check_filter(groups, ICNALE_GROUPS, "group")
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xls"):
-        raw = pd.read_excel(path, sheet_name=sheet_name, dtype=object)
+        raw = pd.read_excel(path, sheet_name=sheet_name, dtype=object, engine="calamine")  # the data extra's fast reader
     elif suffix in (".csv", ".tsv", ".txt"):
         raw = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=object, keep_default_na=False,
                           na_values=[""])

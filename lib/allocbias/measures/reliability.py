@@ -37,6 +37,7 @@ import pandas as pd
 
 from .. import checks
 from ..checks import require_columns
+from .metrics import STUDY_METRICS
 from .splits import half_split_masks
 
 __all__ = [
@@ -388,7 +389,7 @@ def forecast_test(
     *,
     reference: Hashable,
     k: int | Sequence[int],
-    metrics: Sequence[str] = ("rabbi", "avg_gap", "jsd", "emd"),
+    metrics: Sequence[str] = STUDY_METRICS,
     gap: str = "dDP",
     design: str = "pools",
     size: int | None = None,

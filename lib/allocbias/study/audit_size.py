@@ -30,7 +30,7 @@ import pandas as pd
 
 from .. import checks
 from ..checks import require_columns
-from ..measures import reliability, selection
+from ..measures import metrics, reliability, selection
 from .findings import Findings
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
 #: The statistics of the forecast test, in the chapter's order, and how the prose names them.
 STATISTIC_NAMES: Mapping[str, str] = {"rabbi": "RABBI", "avg_gap": "δ", "jsd": "JSD", "emd": "EMD",
                                       "gap": "the gap itself"}
-METRICS: tuple[str, ...] = ("rabbi", "avg_gap", "jsd", "emd")
+METRICS: tuple[str, ...] = metrics.STUDY_METRICS
 #: Lippens' levels of aggregation: the label and the column that makes a system (None: every vacancy in one).
 LEVELS: Mapping[str, str | None] = {"job type": "job_type", "occupation": "occupation", "all vacancies": None}
 #: Lippens audited this many vacancies per job type.
