@@ -21,6 +21,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
 PY=${PYTHON:-$ROOT/.venv/bin/python}
+case "$PY" in /*) ;; *) PY="$PWD/$PY" ;; esac  # the script changes folder: a relative path would break
 [ -x "$PY" ] || PY=$(command -v python3)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/allocbias-wheel.XXXXXX")
 WORK=$(cd "$WORK" && pwd -P)
