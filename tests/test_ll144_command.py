@@ -479,7 +479,8 @@ def test_outputs_plain_text_integers_one_interval_spelling(tmp_path, capsys):
     assert bounds and all(c.endswith(("_low", "_high")) for c in bounds)
     c = race.set_index("group").loc["C"]  # excluded by the 2% rule: a rate, never a ratio
     assert c["rate"] == pytest.approx(0.8) and np.isnan(c["impact_ratio"]) and not c["four_fifths"]
-    assert "| C | 5 | 4 | 0.800 |" in summary and "not compared" in summary
+    # the flag and its trust columns come first and stay empty for an excluded group; then its counts and rate
+    assert "| C |  |  |  |  | 5 | 4 | 0.800 |" in summary and "not compared" in summary
 
 
 def test_the_2_percent_base_is_an_option():

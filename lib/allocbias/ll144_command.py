@@ -189,6 +189,19 @@ _KNOWN_COLUMNS = {"table", "category", "group", "applicants", "selected", "rate"
                   "interval_warning"}
 
 
+def _columns(kind: str, extra: list[str]) -> list[tuple[str, str]]:
+    """The shown columns, keys first (the group, its four-fifths flag and the columns that say how far the flag can
+    be trusted, e.g. ``false_flag_rate``), then the counts, rates, ratios and bounds: at 1280 px the flag stays in
+    view however many columns follow.
+
+    >>> [h for _, h in _columns("selection", ["false_flag_rate"])][:4]
+    ['group', 'below 0.8', 'false flag rate', 'applicants']
+    """
+    shown = [(k, "above the median" if k == "selected" and kind == "scoring" else h) for k, h in _SHOWN]
+    first = [c for c in shown if c[0] in ("group", "below_0_8")]
+    return first + [(c, c.replace("_", " ")) for c in extra] + [c for c in shown if c not in first]
+
+
 def _extra_columns(table: pd.DataFrame, cols: list[str]) -> list[str]:
     """Columns of the audit table no heading here names (another measure added to the tables): shown as they are."""
     return [c for c in table.columns if c not in _KNOWN_COLUMNS and c not in cols]
@@ -279,8 +292,7 @@ def _context(audit: ll144.BiasAudit, source: dict[str, Any], filing: dict[str, A
         "source": source, "kind": audit.kind, "shape": audit.shape, "rate_word": rate_word,
         "n_applicants": _count(audit.n_applicants), "median": None if audit.median is None else f"{audit.median:g}",
         "tables": tables,
-        "columns": [(k, "above the median" if k == "selected" and audit.kind == "scoring" else h) for k, h in _SHOWN]
-                   + [(c, c.replace("_", " ")) for c in extra],
+        "columns": _columns(audit.kind, extra),
         "unknown": [{"category": str(r["category"]), "label": str(r["label"]), "n": _count(r["n_unknown"]),
                      "share": _num(r["share_unknown"])} for _, r in audit.unknown.iterrows()],
         "unknown_labels": [str(u) for u in audit.options["unknown"] if u != ll144.BLANK],
