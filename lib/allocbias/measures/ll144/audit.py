@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .power import four_fifths_characteristics
+from .power import POWER, four_fifths_characteristics
 from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX_N, _regression_intervals,
                         rate_intervals, ratio_intervals)
 from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
                          _di_median, _ks_all, _prepare, curve_auc, curve_p_fair)
 from .tables import DEFAULT_UNKNOWN, EXCLUDE_BELOW, _at, _clean_labels, _fold, _label, _unknown_list, missing_data_bounds
 
-__all__ = ["BiasAudit", "bias_audit"]
+__all__ = ["BiasAudit", "bias_audit", "table_characteristics"]
 
 _YES = {"yes", "y", "true", "1", "1.0"}
 _NO = {"no", "n", "false", "0", "0.0"}
@@ -317,36 +317,81 @@ def _with_intervals(table: pd.DataFrame, confidence: float, draws: int, seed: in
     return table
 
 
-def _with_four_fifths_characteristics(table: pd.DataFrame, bound: float, warnings: list[str]) -> pd.DataFrame:
-    """How far each compared group's flag can be trusted at its counts (:mod:`~allocbias.measures.ll144.power`):
-    ``false_flag_rate`` (a fair process flagged), ``detectable_ratio`` (the true ratio flagged 80% of the time)
-    and ``p_value`` (Fisher's exact test, one-sided, against the comparator), after ``four_fifths``. Only the
-    included groups other than the comparator get them (the comparator of a tied top rate: the one with most
-    applicants); counts that are not whole numbers (expected counts of simulated rounds) get none, with a warning."""
-    ffr, det, pval = (np.full(len(table), np.nan) for _ in range(3))
+def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), bound: float = FOUR_FIFTHS,
+                          power: float = POWER) -> pd.DataFrame:
+    """The four-fifths rule's operating characteristics of every compared group of impact-ratio tables
+    (:func:`~allocbias.measures.ll144.tables.impact_ratio_table`, one table per value of the columns ``by``), at
+    its counts against its table's comparator (the comparator's true rate its observed rate;
+    :func:`~allocbias.measures.ll144.power.four_fifths_characteristics`).
+
+    Returns one row per row of ``table`` (same index): ``status``, the comparator's ``comparator_applicants`` and
+    ``comparator_selected``, ``false_flag_rate``, ``detectable_ratio`` and ``p_value`` (Fisher's exact,
+    one-sided). Only rows of status ``"compared"`` (an included group other than the comparator, with applicants
+    and a ratio, in a table whose counts are whole numbers) get numbers; the others say why not: ``"unknown"``,
+    ``"excluded"``, ``"comparator"`` (a group with the top rate; of a tied top rate, the one with most applicants
+    is the others' comparator),
+    ``"no ratio"`` (no applicants, or a comparator rate of 0) or ``"counts not whole"`` (some count of its table
+    is fractional, e.g. rebuilt from a rounded rate).
+
+    >>> t = pd.DataFrame({"category": "sex", "group": ["F", "M"], "applicants": [40.0, 400.0],
+    ...                   "selected": [4.0, 100.0], "excluded": False, "unknown": False,
+    ...                   "comparator": [False, True], "impact_ratio": [0.4, 1.0]})
+    >>> table_characteristics(t)[["status", "false_flag_rate", "detectable_ratio"]].round(3).values.tolist()
+    [['compared', 0.242, 0.601], ['comparator', nan, nan]]
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    need = [*by, "applicants", "selected", "excluded", "unknown", "comparator", "impact_ratio"]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise ValueError(f"table has no column(s) {missing}: expected an impact_ratio_table")
+    out = pd.DataFrame(index=table.index, columns=["status", "comparator_applicants", "comparator_selected",
+                                                   "false_flag_rate", "detectable_ratio", "p_value"], dtype=float)
+    out["status"] = np.where(table["unknown"].astype(bool), "unknown",
+                             np.where(table["excluded"].astype(bool), "excluded", "no ratio"))
     whole = np.isclose(table["applicants"] % 1, 0) & np.isclose(table["selected"] % 1, 0)
-    fractional = False
-    for _, part in table.groupby("category", sort=False):
-        comp = part[part["comparator"].astype(bool)]
-        compared = part[~part["unknown"] & ~part["excluded"] & ~part["comparator"].astype(bool)
+    rows, comps = [], []
+    parts = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
+    for _, part in parts:
+        top = part[part["comparator"].astype(bool)]
+        if top.empty:
+            continue
+        comp = top["applicants"].idxmax()
+        out.loc[top.index, "status"] = "comparator"
+        compared = part[~part["unknown"].astype(bool) & ~part["excluded"].astype(bool)
+                        & ~part["comparator"].astype(bool)
                         & (part["applicants"] > 0) & part["impact_ratio"].notna()]
-        if comp.empty or compared.empty:
+        if compared.empty:
             continue
-        if not (whole[compared.index].all() and whole[comp.index].all()):
-            fractional = True
+        if not (whole[compared.index].all() and whole[comp]):
+            out.loc[compared.index, "status"] = "counts not whole"
             continue
-        c = comp.loc[comp["applicants"].idxmax()]
-        ch = four_fifths_characteristics(compared["selected"].round().to_numpy(), compared["applicants"].round()
-                                         .to_numpy(), round(float(c["selected"])), round(float(c["applicants"])),
-                                         bound=bound)
-        at = table.index.get_indexer(compared.index)
-        ffr[at], det[at], pval[at] = ch["false_flag_rate"], ch["detectable_ratio"], ch["p_value"]
-    if fractional:
+        out.loc[compared.index, "status"] = "compared"
+        out.loc[compared.index, "comparator_applicants"] = round(float(table.at[comp, "applicants"]))
+        out.loc[compared.index, "comparator_selected"] = round(float(table.at[comp, "selected"]))
+        rows.append(compared.index)
+    if rows:
+        at = pd.Index(np.concatenate([np.asarray(r) for r in rows]))
+        ch = four_fifths_characteristics(table.loc[at, "selected"].round().to_numpy(),
+                                         table.loc[at, "applicants"].round().to_numpy(),
+                                         out.loc[at, "comparator_selected"].to_numpy(),
+                                         out.loc[at, "comparator_applicants"].to_numpy(), bound=bound, power=power)
+        for col in ("false_flag_rate", "detectable_ratio", "p_value"):
+            out.loc[at, col] = ch[col].to_numpy()
+    return out
+
+
+def _with_four_fifths_characteristics(table: pd.DataFrame, bound: float, warnings: list[str]) -> pd.DataFrame:
+    """How far each compared group's flag can be trusted at its counts (:func:`table_characteristics`):
+    ``false_flag_rate`` (a fair process flagged), ``detectable_ratio`` (the true ratio flagged 80% of the time)
+    and ``p_value`` (Fisher's exact test, one-sided, against the comparator), after ``four_fifths``. Counts that
+    are not whole numbers (expected counts of simulated rounds) get none, with a warning."""
+    ch = table_characteristics(table, by=["category"], bound=bound)
+    if (ch["status"] == "counts not whole").any():
         warnings.append("counts that are not whole numbers: no false-flag rates, detectable ratios or p-values")
     at = table.columns.get_loc("four_fifths") + 1
-    table.insert(at, "false_flag_rate", ffr)
-    table.insert(at + 1, "detectable_ratio", det)
-    table.insert(at + 2, "p_value", pval)
+    table.insert(at, "false_flag_rate", ch["false_flag_rate"].to_numpy(dtype=float))
+    table.insert(at + 1, "detectable_ratio", ch["detectable_ratio"].to_numpy(dtype=float))
+    table.insert(at + 2, "p_value", ch["p_value"].to_numpy(dtype=float))
     return table
 
 
