@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .power import POWER, four_fifths_characteristics
+from .power import POWER, detectable_ratio, false_flag_rate, fisher_p_value
 from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX_N, _regression_intervals,
                         rate_intervals, ratio_intervals)
 from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
@@ -317,21 +317,23 @@ def _with_intervals(table: pd.DataFrame, confidence: float, draws: int, seed: in
     return table
 
 
-def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), bound: float = FOUR_FIFTHS,
-                          power: float = POWER) -> pd.DataFrame:
+def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), rates: bool = False,
+                          bound: float = FOUR_FIFTHS, power: float = POWER) -> pd.DataFrame:
     """The four-fifths rule's operating characteristics of every compared group of impact-ratio tables
     (:func:`~allocbias.measures.ll144.tables.impact_ratio_table`, one table per value of the columns ``by``), at
-    its counts against its table's comparator (the comparator's true rate its observed rate;
-    :func:`~allocbias.measures.ll144.power.four_fifths_characteristics`).
+    its counts against its table's comparator, the comparator's true rate its observed rate
+    (:func:`~allocbias.measures.ll144.power.four_fifths_characteristics`).
 
-    Returns one row per row of ``table`` (same index): ``status``, the comparator's ``comparator_applicants`` and
-    ``comparator_selected``, ``false_flag_rate``, ``detectable_ratio`` and ``p_value`` (Fisher's exact,
-    one-sided). Only rows of status ``"compared"`` (an included group other than the comparator, with applicants
-    and a ratio, in a table whose counts are whole numbers) get numbers; the others say why not: ``"unknown"``,
-    ``"excluded"``, ``"comparator"`` (a group with the top rate; of a tied top rate, the one with most applicants
-    is the others' comparator),
-    ``"no ratio"`` (no applicants, or a comparator rate of 0) or ``"counts not whole"`` (some count of its table
-    is fractional, e.g. rebuilt from a rounded rate).
+    Returns one row per row of ``table`` (same index): ``status``, the comparator's ``comparator_applicants``,
+    ``comparator_selected`` and ``comparator_rate``, ``false_flag_rate``, ``detectable_ratio`` and ``p_value``
+    (Fisher's exact, one-sided). The rows of status ``"compared"`` (an included group other than the comparator,
+    with applicants and a ratio, in a table whose counts are whole numbers) get all three; with ``rates=True``, the
+    rows of status ``"rate only"`` (whole applicant counts, but a fractional number selected somewhere in the
+    table, e.g. rebuilt from a published, rounded rate) get the false-flag rate and the detectable ratio, which
+    need only the applicants and the comparator's rate, and no p-value. The others say why they get none:
+    ``"unknown"``, ``"excluded"``, ``"comparator"`` (a group with the top rate; of a tied top rate, the one with
+    most applicants is the others' comparator), ``"no ratio"`` (no applicants, or a comparator rate of 0) or
+    ``"counts not whole"``.
 
     >>> t = pd.DataFrame({"category": "sex", "group": ["F", "M"], "applicants": [40.0, 400.0],
     ...                   "selected": [4.0, 100.0], "excluded": False, "unknown": False,
@@ -344,12 +346,13 @@ def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), bound
     missing = [c for c in need if c not in table.columns]
     if missing:
         raise ValueError(f"table has no column(s) {missing}: expected an impact_ratio_table")
-    out = pd.DataFrame(index=table.index, columns=["status", "comparator_applicants", "comparator_selected",
-                                                   "false_flag_rate", "detectable_ratio", "p_value"], dtype=float)
-    out["status"] = np.where(table["unknown"].astype(bool), "unknown",
-                             np.where(table["excluded"].astype(bool), "excluded", "no ratio"))
-    whole = np.isclose(table["applicants"] % 1, 0) & np.isclose(table["selected"] % 1, 0)
-    rows, comps = [], []
+    out = pd.DataFrame(np.nan, index=table.index, columns=["comparator_applicants", "comparator_selected",
+                                                           "comparator_rate", "false_flag_rate",
+                                                           "detectable_ratio", "p_value"])
+    out.insert(0, "status", np.where(table["unknown"].astype(bool), "unknown",
+                                     np.where(table["excluded"].astype(bool), "excluded", "no ratio")))
+    whole_a = np.isclose(table["applicants"] % 1, 0)
+    whole_s = np.isclose(table["selected"] % 1, 0)
     parts = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
     for _, part in parts:
         top = part[part["comparator"].astype(bool)]
@@ -358,25 +361,32 @@ def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), bound
         comp = top["applicants"].idxmax()
         out.loc[top.index, "status"] = "comparator"
         compared = part[~part["unknown"].astype(bool) & ~part["excluded"].astype(bool)
-                        & ~part["comparator"].astype(bool)
-                        & (part["applicants"] > 0) & part["impact_ratio"].notna()]
+                        & ~part["comparator"].astype(bool) & (part["applicants"] > 0) & part["impact_ratio"].notna()]
         if compared.empty:
             continue
-        if not (whole[compared.index].all() and whole[comp]):
+        idx = compared.index.append(pd.Index([comp]))
+        if whole_a[idx].all() and whole_s[idx].all():
+            status = "compared"
+        elif whole_a[idx].all() and rates:
+            status = "rate only"
+        else:
             out.loc[compared.index, "status"] = "counts not whole"
             continue
-        out.loc[compared.index, "status"] = "compared"
-        out.loc[compared.index, "comparator_applicants"] = round(float(table.at[comp, "applicants"]))
-        out.loc[compared.index, "comparator_selected"] = round(float(table.at[comp, "selected"]))
-        rows.append(compared.index)
-    if rows:
-        at = pd.Index(np.concatenate([np.asarray(r) for r in rows]))
-        ch = four_fifths_characteristics(table.loc[at, "selected"].round().to_numpy(),
-                                         table.loc[at, "applicants"].round().to_numpy(),
-                                         out.loc[at, "comparator_selected"].to_numpy(),
-                                         out.loc[at, "comparator_applicants"].to_numpy(), bound=bound, power=power)
-        for col in ("false_flag_rate", "detectable_ratio", "p_value"):
-            out.loc[at, col] = ch[col].to_numpy()
+        n_c, x_c = float(table.at[comp, "applicants"]), float(table.at[comp, "selected"])
+        out.loc[compared.index, ["status", "comparator_applicants", "comparator_selected", "comparator_rate"]] = \
+            [status, round(n_c), round(x_c) if status == "compared" else x_c, x_c / n_c]
+    some = out["status"].isin(["compared", "rate only"]).to_numpy()
+    if some.any():
+        n_g = table.loc[some, "applicants"].round().to_numpy()
+        n_c = out.loc[some, "comparator_applicants"].to_numpy()
+        r_c = out.loc[some, "comparator_rate"].to_numpy()
+        out.loc[some, "false_flag_rate"] = np.atleast_1d(false_flag_rate(n_g, n_c, r_c, bound=bound))
+        out.loc[some, "detectable_ratio"] = np.atleast_1d(detectable_ratio(n_g, n_c, r_c, power=power, bound=bound))
+    full = (out["status"] == "compared").to_numpy()
+    if full.any():
+        out.loc[full, "p_value"] = np.atleast_1d(fisher_p_value(
+            table.loc[full, "selected"].round().to_numpy(), table.loc[full, "applicants"].round().to_numpy(),
+            out.loc[full, "comparator_selected"].to_numpy(), out.loc[full, "comparator_applicants"].to_numpy()))
     return out
 
 
