@@ -110,7 +110,7 @@ def test_glue_values_have_the_chapter_keys_and_plain_types(findings, subset):
                 "demo_audit", "demo_min_ir", "paper_audits", "top_auditor", "size_detect_n", "size_detect_den",
                 "size_flagged_n", "size_flagged_often_n", "size_ffr_median", "size_dr_median", "size_detect_words"]:
         assert key in g, key
-    assert len(g) == 108  # 87 + the size section: 17 values, 4 phrases
+    assert len(g) == 109  # 87 + the size section: 18 values, 4 phrases
     for key, value in g.items():
         assert type(value) in (int, float, str), (key, type(value))
     assert g["audits_n"] == subset["audit_id"].nunique() == 6 and g["rows_n"] == len(subset)

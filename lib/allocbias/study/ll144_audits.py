@@ -498,6 +498,7 @@ def ll144_audits_findings(
         size_detect_n=int(detect.sum()), size_detect_den=len(smallest),
         size_flagged_n=len(flagged), size_flagged_often_n=int(often.sum()),
         size_ffr_median=float(sizes["false_flag_rate"].median()),
+        size_ffr_below_1pct_share=float((sizes["false_flag_rate"] < 0.01).mean()),
         size_dr_median=float(sizes["detectable_ratio"].median()),
         size_smallest_median=float(smallest["applicants"].median()),
         size_smallest_detect_median=float(smallest["detectable_ratio"].median()),
