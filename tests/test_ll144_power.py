@@ -126,3 +126,33 @@ def test_characteristics_table_and_reading():
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_table_characteristics_over_several_tables():
+    """Each table's compared groups against its own comparator; rate-only tables with rates=True; the rest say why."""
+    import pandas as pd
+
+    from allocbias import ll144
+
+    counts = pd.DataFrame({"table": ["a"] * 4 + ["b"] * 3,
+                           "group": ["F", "M", "X", "U", "F", "M", "Y"],
+                           "applicants": [40, 400, 5, 30, 60, 200, 80],
+                           "selected": [4, 100, 1, 0, 14.4, 96.0, 20.0]})
+    table = ll144.impact_ratio_table(counts, group="group", applicants="applicants", selected="selected",
+                                     by="table", unknown=["U"], margins=False, exclude_below=0.02)
+    ch = ll144.table_characteristics(table, by="table")
+    status = dict(zip(table["table"] + table["group"], ch["status"]))
+    assert status == {"aF": "compared", "aM": "comparator", "aX": "excluded", "aU": "unknown",
+                      "bF": "counts not whole", "bM": "comparator", "bY": "counts not whole"}
+    f = ch[(table["table"] == "a") & (table["group"] == "F")].iloc[0]
+    assert f["false_flag_rate"] == pytest.approx(P.false_flag_rate(40, 400, 0.25), abs=1e-12)
+    assert f["detectable_ratio"] == pytest.approx(P.detectable_ratio(40, 400, 0.25), abs=1e-9)
+    assert f["p_value"] == pytest.approx(stats.fisher_exact([[4, 36], [100, 300]], alternative="less")[1])
+    rates = ll144.table_characteristics(table, by="table", rates=True)
+    b = (table["table"] == "b") & (table["group"] != "M")
+    assert (rates.loc[b, "status"] == "rate only").all() and rates.loc[b, "p_value"].isna().all()
+    assert rates.loc[b, "false_flag_rate"].tolist() == pytest.approx(
+        P.false_flag_rate([60, 80], 200, 0.48).tolist(), abs=1e-12)
+    assert rates.loc[~b, "status"].tolist() == ch.loc[~b, "status"].tolist()
+    with pytest.raises(ValueError, match="comparator"):
+        ll144.table_characteristics(table.drop(columns="comparator"))

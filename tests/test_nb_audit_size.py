@@ -86,3 +86,18 @@ def test_the_chapter_follows_chapter_11_in_the_table_of_contents():
     toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
     assert toc.index("build/notebooks/11_real_model_scores") < toc.index("build/notebooks/12_audit_size") < toc.index(
         "build/notebooks/13_why_averages_fail")
+
+
+def test_ll144_planning_sizes_are_the_library_s(glued, params):
+    from allocbias import ll144
+
+    rate = params.get("ll144_rate", 0.25)
+    assert glued["ll144_rate"] == rate
+    n_fair = int(glued["ll144_false_flag_n"].replace(",", ""))
+    n_detect = int(glued["ll144_detect_n"].replace(",", ""))
+    sizes = np.arange(1, glued["ll144_search_max"] + 1)
+    ffr = ll144.false_flag_rate(sizes, sizes, rate)
+    det = ll144.detectable_ratio(sizes, sizes, rate)
+    assert ffr[n_fair - 2] >= glued["ll144_false_flag"] and (ffr[n_fair - 1:] < glued["ll144_false_flag"]).all()
+    assert det[n_detect - 2] < glued["ll144_ratio"] and (det[n_detect - 1:] >= glued["ll144_ratio"]).all()
+    assert "{ref}`ll144-audit-size`" in SOURCE.read_text()

@@ -83,3 +83,24 @@ def test_demo_table_is_bias_audit_of_the_published_counts(glued):
     assert glued["demo_min_ir"] == inter.loc[~inter["excluded"], "impact_ratio"].min()
     assert glued["demo_excluded_n"] == int(inter["excluded"].sum())
     assert glued["demo_unknown_n"] == int(table.loc[table["table"] == "sex", "n_unknown"].iloc[0])
+
+
+def test_audit_sizes_are_the_library_s(glued):
+    """Were the audits large enough: the glued counts follow from ll144.table_characteristics of the recomputed
+    tables (one path), and the section has its label for chapter 12's pointer."""
+    audits = pd.read_csv(data.data_dir() / "ll144_audits" / "audits.csv")
+    counts = ll144.published_audit_counts(audits)
+    tables = ll144.impact_ratio_table(counts, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
+                                      selected="n_selected_or_n_above_median", by=list(ll144.AUDIT_TABLE),
+                                      margins=False, exclude_below=glued["exclude_below"])
+    ch = tables.join(ll144.table_characteristics(tables, by=list(ll144.AUDIT_TABLE), rates=True))
+    groups = ch[ch["status"].isin(["compared", "rate only"])]
+    assert glued["size_groups_n"] == len(groups) and glued["size_whole_n"] == int((ch["status"] == "compared").sum())
+    smallest = groups.loc[groups.groupby("audit_id")["applicants"].idxmin()]
+    assert glued["size_detect_den"] == len(smallest) <= glued["audits_n"]
+    assert glued["size_detect_n"] == int((smallest["detectable_ratio"] >= glued["size_ratio"]).sum())
+    flagged = groups[groups["four_fifths"]]
+    assert glued["size_flagged_n"] == len(flagged)
+    assert glued["size_flagged_often_n"] == int((flagged["false_flag_rate"] >= glued["size_false_flag"]).sum())
+    assert glued["size_no_counts_n"] == len(audits) - len(counts)
+    assert "(ll144-audit-size)=" in SOURCE.read_text()

@@ -214,3 +214,44 @@ def test_bad_parameters_are_named():
         audit_size_findings(frames=frames(1.0), ks=[2], **KW)
     with pytest.raises(ValueError, match="size=5 needs at least 10 pools"):
         audit_size_findings(frames=frames(1.0), **{**KW, "lippens_sizes": [5]})
+
+
+def test_ll144_planning_rows_are_the_exact_characteristics():
+    from allocbias import ll144
+
+    plan = audit_size.ll144_planning_table([25, 250, 2500], 0.3)
+    assert plan["applicants per group"].tolist() == [25, 250, 2500]
+    assert plan["false-flag rate"].tolist() == pytest.approx(ll144.false_flag_rate([25, 250, 2500], [25, 250, 2500],
+                                                                                   0.3).tolist(), abs=1e-12)
+    assert plan["false-flag rate"].is_monotonic_decreasing and plan["detectable ratio"].is_monotonic_increasing
+    assert (plan["detectable ratio"] < 0.8).all()
+    with pytest.raises(ValueError, match="comparator_rate"):
+        audit_size.ll144_planning_table([25], 1.0)
+    with pytest.raises(ValueError, match="ll144_applicants"):
+        audit_size.ll144_planning_table([0], 0.3)
+
+
+def test_ll144_size_needed_is_where_the_condition_holds_from_on():
+    from allocbias import ll144
+
+    need = audit_size.ll144_size_needed(0.3, false_flag=0.1, ratio=0.65, search_max=400)
+    n = need["false_flag_n"]
+    sizes = np.arange(n - 1, 401)
+    ffr = ll144.false_flag_rate(sizes, sizes, 0.3)
+    assert ffr[0] >= 0.1 and (ffr[1:] < 0.1).all()  # n-1 fails, n and every larger size up to the max pass
+    d = need["detect_n"]
+    sizes = np.arange(d - 1, 401)
+    det = ll144.detectable_ratio(sizes, sizes, 0.3)
+    assert det[0] < 0.65 and (det[1:] >= 0.65).all()
+    assert audit_size.ll144_size_needed(0.3, false_flag=1e-9, search_max=20)["false_flag_n"] is None
+    with pytest.raises(ValueError, match="ratio"):
+        audit_size.ll144_size_needed(0.3, ratio=1.2)
+
+
+def test_ll144_planning_in_the_findings(strong):
+    g = strong.glue_values()
+    assert list(strong.ll144_planning["applicants per group"]) == list(audit_size.LL144_APPLICANTS)
+    need = audit_size.ll144_size_needed(g["ll144_rate"], false_flag=g["ll144_false_flag"], ratio=g["ll144_ratio"])
+    assert g["ll144_false_flag_n"] == f"{need['false_flag_n']:,}" and g["ll144_detect_n"] == f"{need['detect_n']:,}"
+    with pytest.raises(ValueError, match="ll144_ratio"):
+        audit_size_findings(frames=frames(1.0), **{**KW, "ll144_ratio": 0})

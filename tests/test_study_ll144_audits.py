@@ -107,9 +107,10 @@ def test_glue_values_have_the_chapter_keys_and_plain_types(findings, subset):
                 "results_ir_below_0_8_share", "audits_any_ir_above_1_share", "audits_missing_demographics_share",
                 "headlines_max_diff", "sex_tables_below_n", "bounds_pass_n", "bounds_could_fail_n", "sim_tables_n",
                 "sim_pfair_min", "sim_example", "sim_spreads_text", "study_system", "study_min_group", "study_parity",
-                "demo_audit", "demo_min_ir", "paper_audits", "top_auditor"]:
+                "demo_audit", "demo_min_ir", "paper_audits", "top_auditor", "size_detect_n", "size_detect_den",
+                "size_flagged_n", "size_flagged_often_n", "size_ffr_median", "size_dr_median", "size_detect_words"]:
         assert key in g, key
-    assert len(g) == 87
+    assert len(g) == 109  # 87 + the size section: 18 values, 4 phrases
     for key, value in g.items():
         assert type(value) in (int, float, str), (key, type(value))
     assert g["audits_n"] == subset["audit_id"].nunique() == 6 and g["rows_n"] == len(subset)
@@ -165,3 +166,72 @@ def test_bad_parameters_raise_naming_them(name, value, subset):
 def test_missing_columns_are_named():
     with pytest.raises(ValueError, match="audits"):
         ll144_audits_findings(**SMALL, audits=pd.DataFrame({"audit_id": [1]}), study=study_like())
+
+
+def test_share_words():
+    assert [ll144_audits.share_words(k, 4) for k in (4, 3, 2, 1, 0)] == ["all", "all but one", "half", "one", "none"]
+    assert ll144_audits.share_words(7, 10) == "most" and ll144_audits.share_words(3, 10) == "a minority"
+    with pytest.raises(ValueError, match="k and n"):
+        ll144_audits.share_words(5, 4)
+
+
+def test_audit_sizes_by_hand():
+    """Two tables of one audit: whole counts (with p-values) and a rebuilt rate (without); rows without counts and
+    the comparators are left out and counted."""
+    base = dict(audit_id="a", selection_or_scoring_rate="Selection", race_ethnicity="Total")
+    rows = [dict(base, protected_char_group="sex", sex="Female", number_of_applications=40,
+                 n_selected_or_n_above_median=4),
+            dict(base, protected_char_group="sex", sex="Male", number_of_applications=400,
+                 n_selected_or_n_above_median=100),
+            dict(base, protected_char_group="sex", sex="Unknown", number_of_applications=np.nan,
+                 n_selected_or_n_above_median=np.nan),
+            dict(base, protected_char_group="race/ethnicity", sex="Total", race_ethnicity="White",
+                 number_of_applications=200, n_selected_or_n_above_median=96.0),
+            dict(base, protected_char_group="race/ethnicity", sex="Total", race_ethnicity="Asian",
+                 number_of_applications=60, n_selected_or_n_above_median=14.4),
+            dict(base, protected_char_group="race/ethnicity", sex="Total", race_ethnicity="Black",
+                 number_of_applications=np.nan, n_selected_or_n_above_median=np.nan)]
+    groups, left = ll144_audits.audit_sizes(pd.DataFrame(rows))
+    assert groups["group"].tolist() == ["Female", "Asian"] and groups["counts"].tolist() == ["whole", "rate only"]
+    assert groups["false_flag_rate"].tolist() == pytest.approx(
+        [ll144.false_flag_rate(40, 400, 0.25), ll144.false_flag_rate(60, 200, 0.48)], abs=1e-12)
+    assert groups["detectable_ratio"].iloc[1] == pytest.approx(ll144.detectable_ratio(60, 200, 0.48), abs=1e-9)
+    assert not np.isnan(groups["p_value"].iloc[0]) and np.isnan(groups["p_value"].iloc[1])
+    left = left.set_index("reason")["rows"]
+    assert left.iloc[0] == 1 and left.index[0].startswith("published without")  # the Black row; Unknown is kept
+    assert left["the table's comparator (highest rate)"] == 2 and left["unknown category (counted, never compared)"] == 1
+
+
+def test_size_findings_agree_with_the_library(findings, subset):
+    g = findings.glue_values()
+    sizes = findings.sizes
+    assert g["size_groups_n"] == len(sizes) and g["size_audits_n"] == sizes["audit_id"].nunique()
+    assert g["size_whole_n"] + g["size_rate_only_n"] == g["size_groups_n"]
+    smallest = sizes.loc[sizes.groupby("audit_id")["applicants"].idxmin()]
+    assert g["size_detect_den"] == len(smallest)
+    assert g["size_detect_n"] == int((smallest["detectable_ratio"] >= g["size_ratio"]).sum())
+    assert g["size_detect_words"] == ll144_audits.share_words(g["size_detect_n"], g["size_detect_den"])
+    flagged = sizes[sizes["four_fifths"]]
+    assert g["size_flagged_n"] == len(flagged) and g["size_flagged_often_n"] == int(
+        (flagged["false_flag_rate"] >= g["size_false_flag"]).sum())
+    assert g["size_dr_median"] == pytest.approx(sizes["detectable_ratio"].median())
+    # one path: a whole-count group's numbers are ll144's at its counts against its table's comparator
+    row = sizes[sizes["counts"] == "whole"].iloc[0] if (sizes["counts"] == "whole").any() else sizes.iloc[0]
+    assert row["false_flag_rate"] == pytest.approx(ll144.false_flag_rate(
+        row["applicants"], row["comparator_applicants"], row["comparator_rate"]), abs=1e-12)
+    assert (sizes["detectable_ratio"].dropna() <= 0.8 + 1e-9).all()
+    assert g["size_left_out_n"] == findings.size_left_out["rows"].sum()
+    assert len(findings.smallest) <= ll144_audits.SMALLEST_ROWS
+    assert findings.smallest["applicants"].is_monotonic_increasing
+    assert g["size_smallest_reading"].startswith(f"with {int(findings.smallest['applicants'].iloc[0]):,} applicants")
+    fig = ll144_audits.figure_audit_sizes(findings)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_title() and len(ax.collections) >= 1
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["size_ratio", "size_false_flag"])
+def test_bad_size_parameters_raise_naming_them(name, subset):
+    for value in (0, 1.5, True):
+        with pytest.raises(ValueError, match=name):
+            ll144_audits_findings(**{**SMALL, name: value}, audits=subset, study=study_like())

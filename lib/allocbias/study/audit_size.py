@@ -13,7 +13,8 @@ on one half of an audit best forecasts the gap of the other half (:mod:`allocbia
 * **Bloomberg** (GPT-3.5 and GPT-4 ranking 8 names, about 950 answers per model x job): against answers per cell.
 * **jderbysh** (2 models x 9 jobs, 9 résumés under 36 names): against résumés per cell.
 * A planning table: names per group x jobs x runs of an LLM audit and the reliability each data set's measured
-  per-unit reliability gives it by Spearman--Brown.
+  per-unit reliability gives it by Spearman--Brown; and for a Local Law 144 audit, applicants per group and the
+  four-fifths rule's false-flag rate and detectable ratio at each (:mod:`allocbias.measures.ll144.power`).
 
 :func:`audit_size_findings` computes all of it and returns an :class:`AuditSizeFindings`; the ``figure_*``
 functions draw the chapter's figures from it.
@@ -30,7 +31,7 @@ import pandas as pd
 
 from .. import checks
 from ..checks import require_columns
-from ..measures import metrics, reliability, selection
+from ..measures import ll144, metrics, reliability, selection
 from .findings import Findings
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "figure_units",
     "forecast_phrase",
     "forecast_view",
+    "ll144_planning_table",
+    "ll144_size_needed",
     "planning_table",
     "reliability_word",
     "size_phrase",
@@ -61,6 +64,10 @@ LIPPENS_PER_JOB_TYPE = 30
 #: LLM audit designs of the planning table: (names per group, jobs, runs).
 PLANNING_DESIGNS: tuple[tuple[int, int, int], ...] = (
     (1, 1, 1), (1, 1, 5), (1, 17, 5), (5, 10, 2), (10, 10, 5), (10, 30, 10), (30, 30, 10), (50, 50, 10))
+#: Applicants per group of the Local Law 144 planning rows (the comparator has as many).
+LL144_APPLICANTS: tuple[int, ...] = (25, 50, 100, 250, 500, 1000, 5000)
+#: The search for the smallest audit size runs over every applicants per group from 1 to this.
+LL144_SEARCH_MAX = 3000
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -267,6 +274,64 @@ def planning_table(per_unit: Mapping[str, float], designs: Sequence[tuple[int, i
     return out
 
 
+def _ll144_rate(comparator_rate: Any) -> float:
+    if isinstance(comparator_rate, bool) or not isinstance(comparator_rate, (int, float)) \
+            or not 0 < comparator_rate < 1:
+        raise ValueError(f"comparator_rate must be a selection rate in (0, 1), got {comparator_rate!r}")
+    return float(comparator_rate)
+
+
+def ll144_planning_table(applicants: Sequence[int] = LL144_APPLICANTS, comparator_rate: float = 0.25, *,
+                         bound: float = ll144.FOUR_FIFTHS, power: float = ll144.POWER) -> pd.DataFrame:
+    r"""The Local Law 144 rows of the planning table: for each number of applicants per group (the comparator as
+    many, selected at ``comparator_rate``), the four-fifths rule's false-flag rate (a fair process flagged) and
+    detectable ratio (the true impact ratio flagged with probability ``power``), exact
+    (:func:`allocbias.measures.ll144.power.false_flag_rate`, :func:`~allocbias.measures.ll144.power.detectable_ratio`).
+
+    >>> ll144_planning_table([40, 400], 0.25).round(3).to_dict("list")
+    {'applicants per group': [40, 400], 'comparator rate': [0.25, 0.25], 'false-flag rate': [0.276, 0.035], 'detectable ratio': [0.534, 0.712]}
+    """
+    rate = _ll144_rate(comparator_rate)
+    sizes = np.array([checks.count(n, "ll144_applicants") for n in applicants], dtype=np.int64)
+    if sizes.size == 0:
+        raise ValueError("ll144_applicants must name at least one number of applicants per group")
+    return pd.DataFrame({
+        "applicants per group": sizes, "comparator rate": rate,
+        "false-flag rate": np.atleast_1d(ll144.false_flag_rate(sizes, sizes, rate, bound=bound)),
+        "detectable ratio": np.atleast_1d(ll144.detectable_ratio(sizes, sizes, rate, power=power, bound=bound))})
+
+
+def _from_on(ok: np.ndarray) -> int | None:
+    """The smallest 1-based size from which every larger size of the search also meets the condition."""
+    if not ok[-1]:
+        return None
+    bad = np.flatnonzero(~ok)
+    return int(bad[-1] + 2) if bad.size else 1
+
+
+def ll144_size_needed(comparator_rate: float = 0.25, *, false_flag: float = 0.05, ratio: float = 0.7,
+                      search_max: int = LL144_SEARCH_MAX, bound: float = ll144.FOUR_FIFTHS,
+                      power: float = ll144.POWER) -> dict[str, int | None]:
+    """The smallest applicants per group (the comparator as many, selected at ``comparator_rate``) from which a
+    fair process is flagged less than ``false_flag`` of the time (``"false_flag_n"``), and from which a true
+    impact ratio of ``ratio`` is flagged at least ``power`` of the time, i.e. the detectable ratio is at least
+    ``ratio`` (``"detect_n"``). Both rates saw-tooth with the counts (the bound falls between whole numbers of
+    selected differently at each size), so the answer is the size from which on *every* size up to ``search_max``
+    meets the condition; ``None`` where ``search_max`` does not.
+
+    >>> ll144_size_needed(0.25, search_max=600)
+    {'false_flag_n': 328, 'detect_n': 307}
+    """
+    rate = _ll144_rate(comparator_rate)
+    for name, value in (("false_flag", false_flag), ("ratio", ratio)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    n = np.arange(1, checks.count(search_max, "search_max", 2) + 1)
+    ffr = ll144.false_flag_rate(n, n, rate, bound=bound)
+    det = ll144.detectable_ratio(n, n, rate, power=power, bound=bound)
+    return {"false_flag_n": _from_on(ffr < false_flag), "detect_n": _from_on(det >= ratio)}
+
+
 # --------------------------------------------------------------------------------------------------------------
 # the findings
 # --------------------------------------------------------------------------------------------------------------
@@ -294,6 +359,9 @@ class AuditSizeFindings(Findings):
         needed for 0.5 and 0.8.
     planning
         :func:`planning_table` from each data set's per-unit reliability.
+    ll144_planning
+        :func:`ll144_planning_table`: applicants per group of a Local Law 144 audit, and the four-fifths rule's
+        false-flag rate and detectable ratio at each.
     values, phrases, parameters
         The numbers the prose quotes, the result-dependent sentences, and the parameters.
     """
@@ -304,6 +372,7 @@ class AuditSizeFindings(Findings):
     units: pd.DataFrame
     needed: pd.DataFrame
     planning: pd.DataFrame
+    ll144_planning: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -378,6 +447,10 @@ def audit_size_findings(
     n_boot: int = 1000,
     n_perm: int = 200,
     seed: int = 0,
+    ll144_applicants: Sequence[int] = LL144_APPLICANTS,
+    ll144_rate: float = 0.25,
+    ll144_false_flag: float = 0.05,
+    ll144_ratio: float = 0.7,
     frames: Mapping[str, pd.DataFrame] | None = None,
     references: Mapping[str, Hashable] | None = None,
 ) -> AuditSizeFindings:
@@ -397,6 +470,13 @@ def audit_size_findings(
         intervals) and label permutations (the held-out r's null).
     seed
         Seed of every random step.
+    ll144_applicants, ll144_rate
+        The Local Law 144 planning rows: applicants per group (the comparator as many) and the comparator's
+        selection rate.
+    ll144_false_flag, ll144_ratio
+        The smallest applicants per group (:func:`ll144_size_needed`) from which a fair process is flagged less
+        than ``ll144_false_flag`` of the time, and from which a true impact ratio of ``ll144_ratio`` is flagged 80%
+        of the time.
     frames
         The data sets as tidy frames (keys ``lippens``, ``recinq``, ``jderbysh``, ``bloomberg``), for tests on small
         synthetic data; default: the committed tables.
@@ -414,6 +494,12 @@ def audit_size_findings(
     ks = checks.quotas(ks, distinct=True)
     if 1 not in ks:
         raise ValueError(f"ks must include 1 (the chapter's main quota), got {ks}")
+    for name, value in (("ll144_rate", ll144_rate), ("ll144_false_flag", ll144_false_flag),
+                        ("ll144_ratio", ll144_ratio)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    ll144_planning = ll144_planning_table(ll144_applicants, ll144_rate)
+    ll144_needed = ll144_size_needed(ll144_rate, false_flag=ll144_false_flag, ratio=ll144_ratio)
     lippens_sizes = sorted({checks.count(s, "lippens_sizes") for s in lippens_sizes})
     forecast_sizes = sorted({checks.count(s, "forecast_sizes") for s in forecast_sizes})
     if frames is None:
@@ -499,12 +585,16 @@ def audit_size_findings(
     findings = AuditSizeFindings(
         lippens_curves=pd.concat(curves, ignore_index=True), lippens_levels=pd.DataFrame(levels),
         forecast=pd.concat([*forecasts, rc_forecast, jd_forecast], ignore_index=True), units=units, needed=needed,
-        planning=planning,
+        planning=planning, ll144_planning=ll144_planning,
         parameters={"lippens_sizes": lippens_sizes, "forecast_sizes": forecast_sizes, "ks": ks, **control})
     values, phrases = _values_and_phrases(findings, lip, rc_runs, bb_answers, jd_resumes)
     values.update(recinq_n_models=int(names["model"].nunique()), recinq_n_jobs=int(names["job"].nunique()),
                   bloomberg_n_cells=int(bb.groupby(["model", "job"]).ngroups),
                   jderbysh_n_cells=int(jd.groupby(["model", "job"]).ngroups))
+    values.update(ll144_rate=float(ll144_rate), ll144_false_flag=float(ll144_false_flag),
+                  ll144_ratio=float(ll144_ratio), ll144_search_max=LL144_SEARCH_MAX)
+    for key, n in ll144_needed.items():
+        phrases[f"ll144_{key}"] = f"{n:,}" if n is not None else f"more than {LL144_SEARCH_MAX:,}"
     findings.values.update(values)
     findings.phrases.update(phrases)
     return findings

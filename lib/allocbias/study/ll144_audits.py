@@ -11,6 +11,8 @@ Gerchick et al. collected the public bias audits of New York City's Local Law 14
 * the worst-case bounds of each ratio for the applicants of unknown race or sex (``ll144.missing_data_bounds``);
 * a simulation of score distributions that reproduce each scoring-tool sex table
   (``ll144.scores_consistent_with_rates``) and what their DI curves allow;
+* whether the audits were large enough: the four-fifths rule's false-flag rate and detectable ratio of every
+  compared group at its published counts (``ll144.table_characteristics``);
 * the LL144 table of one of this study's systems from its simulated top-k selections.
 
 It returns a :class:`LL144AuditsFindings`; the ``figure_*`` functions draw it.
@@ -39,6 +41,8 @@ __all__ = [
     "COUNTS",
     "LL144AuditsFindings",
     "audit_label",
+    "audit_sizes",
+    "figure_audit_sizes",
     "figure_bounds",
     "figure_impact_ratios",
     "figure_simulation",
@@ -47,6 +51,7 @@ __all__ = [
     "per_audit_bounds",
     "read_audits",
     "read_paper",
+    "share_words",
     "table_view",
 ]
 
@@ -66,6 +71,14 @@ POOL = 8
 SIM_CUT = 50.0
 #: Metrics of the lower-rate group kept from each simulated table.
 SIM_METRICS = ["di_threshold", "di_median", "di_avg", "auc_di", "p_fair"]
+#: Rows of the table of the audits' smallest groups.
+SMALLEST_ROWS = 10
+#: Why a row of the recomputed tables has no false-flag rate or detectable ratio (``table_characteristics``).
+SIZE_LEFT_OUT: dict[str, str] = {"unknown": "unknown category (counted, never compared)",
+                                 "excluded": "excluded by the 2% rule",
+                                 "comparator": "the table's comparator (highest rate)",
+                                 "no ratio": "no applicants, or a comparator rate of 0",
+                                 "counts not whole": "applicant counts not whole numbers"}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -172,6 +185,55 @@ def _share(flags: pd.Series, valid: pd.Series) -> float:
     return float(flags[valid].mean())
 
 
+def share_words(k: int, n: int) -> str:
+    """How the prose names ``k`` of ``n``: "all", "all but one", "most", "half", "a minority", "one" or "none".
+
+    >>> [share_words(k, 10) for k in (10, 9, 6, 5, 3, 1, 0)]
+    ['all', 'all but one', 'most', 'half', 'a minority', 'one', 'none']
+    """
+    if isinstance(k, bool) or isinstance(n, bool) or not 0 <= k <= n or n < 1:
+        raise ValueError(f"k and n must be counts with 0 <= k <= n and n >= 1, got k={k!r}, n={n!r}")
+    if k == n:
+        return "all"
+    if k == 0:
+        return "none"
+    if k == n - 1 and n > 2:
+        return "all but one"
+    if k == 1:
+        return "one"
+    return "most" if 2 * k > n else "half" if 2 * k == n else "a minority"
+
+
+def audit_sizes(audits: pd.DataFrame, *, bound: float = ll144.FOUR_FIFTHS,
+                exclude_below: float | None = ll144.EXCLUDE_BELOW,
+                power: float = ll144.POWER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Were the published audits large enough? Every compared group of every recomputed table
+    (``ll144.impact_ratio_table`` of ``ll144.published_audit_counts``, one table per :data:`TABLE`) with the
+    four-fifths rule's false-flag rate and detectable ratio at its published applicant counts against its table's
+    comparator, the comparator's true rate its observed rate (``ll144.table_characteristics``, ``rates=True``:
+    where the number selected was rebuilt from a rounded rate, the rate is the published one and there is no
+    p-value), and the rows left out with the reason.
+
+    Returns ``(groups, left_out)``: ``groups`` one row per compared group (``counts`` says ``"whole"`` or
+    ``"rate only"``), ``left_out`` the number of rows per reason (the published rows without both counts first).
+    """
+    checks.require_columns(audits, [*TABLE, *GROUPS, *COUNTS.values()], "audits", nonempty=True)
+    counts = ll144.published_audit_counts(audits)
+    tables = ll144.impact_ratio_table(counts, group=GROUPS, **COUNTS, by=TABLE, margins=False,
+                                      exclude_below=exclude_below)
+    ch = ll144.table_characteristics(tables, by=TABLE, rates=True, bound=bound, power=power)
+    full = tables.join(ch)
+    groups = full[full["status"].isin(["compared", "rate only"])].copy()
+    groups["counts"] = np.where(groups["status"] == "compared", "whole", "rate only")
+    groups = groups[[*TABLE, "group", "applicants", "comparator_applicants", "comparator_rate", "impact_ratio",
+                     "four_fifths", "false_flag_rate", "detectable_ratio", "p_value", "counts"]]
+    status = full["status"].value_counts()
+    left_out = pd.DataFrame(
+        [{"reason": "published without both counts (rates or ratios only)", "rows": len(audits) - len(counts)}]
+        + [{"reason": text, "rows": int(status.get(key, 0))} for key, text in SIZE_LEFT_OUT.items()])
+    return groups.reset_index(drop=True), left_out[left_out["rows"] > 0].reset_index(drop=True)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # findings
 # --------------------------------------------------------------------------------------------------------------
@@ -185,8 +247,11 @@ class LL144AuditsFindings(Findings):
     published ratios by category (histogram); ``bounds`` one row per audit with its lowest ratio and bounds;
     ``sims`` the simulated scoring tables, ``sim_table`` their AUC_DI and P_fair by spread, ``sim_curves`` the DI
     curves of the largest table by spread and ``sim_cut`` its rejected share at the cut; ``study`` the LL144 table
-    of the study system; ``audits`` the published audits; ``values`` the glued values; ``parameters`` the
-    four-fifths ``bound`` and the simulated ``spreads`` the figures read.
+    of the study system; ``sizes`` every compared group of the published audits with its false-flag rate and
+    detectable ratio (:func:`audit_sizes`), ``smallest`` the audits' smallest groups, ``size_left_out`` the rows
+    without them and why; ``audits`` the published audits; ``values`` the glued values, ``phrases`` the glued
+    words; ``parameters`` the four-fifths ``bound``, the simulated ``spreads`` and the ``size_ratio`` the figures
+    read.
     """
 
     audits: pd.DataFrame
@@ -203,7 +268,11 @@ class LL144AuditsFindings(Findings):
     sim_curves: dict[float, pd.Series]
     sim_cut: float
     study: pd.DataFrame
+    sizes: pd.DataFrame
+    smallest: pd.DataFrame
+    size_left_out: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
+    phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
@@ -227,6 +296,7 @@ def ll144_audits_findings(
     *, bound: float = ll144.FOUR_FIFTHS, tol: float = 0.01, exclude_below: float | None = ll144.EXCLUDE_BELOW,
     sim_n: int = 20000, sim_spreads: Sequence[float] = (0.3, 1.0, 3.0), grid_points: int = ll144.DEFAULT_GRID_POINTS,
     seed: int = 0, study_system: str = "smollm2-fp32-paper", study_k: int = 2, study_rounds: int = 2000,
+    size_ratio: float = 0.7, size_false_flag: float = 0.2,
     audits: pd.DataFrame | None = None, paper: pd.DataFrame | None = None, study: pd.DataFrame | None = None,
 ) -> LL144AuditsFindings:
     r"""The chapter's findings from the published audits (``audits``, default :func:`read_audits`) and the paper's
@@ -239,9 +309,16 @@ def ll144_audits_findings(
     ``sim_spreads`` (the lower-rate group's, the other keeping 1), its DI curve read on
     ``ll144.default_grid(grid_points)``. The study table counts the top ``study_k`` of eight candidates of
     ``study_system`` over ``study_rounds`` rounds per job (``study``: a frame of scores with ``job, group, sex,
-    race, score`` instead of the catalog's). Bad parameters raise ``ValueError`` naming the parameter.
+    race, score`` instead of the catalog's). Were the audits large enough (:func:`audit_sizes`): an audit
+    *could detect* a true ratio of ``size_ratio`` when the detectable ratio of its smallest compared group is at
+    least ``size_ratio`` (that ratio is flagged at least 80% of the time); a flagged group is one *a fair process
+    flags often* when its false-flag rate is at least ``size_false_flag``. Bad parameters raise ``ValueError``
+    naming the parameter.
     """
     spreads = _check(bound, tol, exclude_below, sim_spreads)
+    for name, value in (("size_ratio", size_ratio), ("size_false_flag", size_false_flag)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
     sim_n = checks.count(sim_n, "sim_n", 2)
     points = checks.count(grid_points, "grid_points", 2)
     seed = checks.seed(seed)
@@ -405,12 +482,51 @@ def ll144_audits_findings(
                    study_scoring_min_ir=float(point_table["impact_ratio"].min()),
                    study_scoring_flags_n=int(point_table["four_fifths"].sum()))
     study_view = study_table[["category", "group", "applicants", "selected", "rate", "impact_ratio", "four_fifths"]]
+
+    # were the audits large enough? the four-fifths rule's error rates at the published counts
+    sizes, size_left_out = audit_sizes(audits, bound=bound, exclude_below=exclude_below)
+    sizes = sizes.merge(per_audit[["audit_id", "deploying_entity", "tool_id", "year_of_audit_result"]], on="audit_id")
+    smallest = sizes.loc[sizes.groupby("audit_id")["applicants"].idxmin()].sort_values(["applicants", "audit_id"])
+    detect = smallest["detectable_ratio"] >= size_ratio  # NaN (nothing is flagged 80% of the time): cannot
+    flagged = sizes[sizes["four_fifths"]]
+    often = flagged["false_flag_rate"] >= size_false_flag
+    left = size_left_out.set_index("reason")["rows"]
+    tiniest = smallest.iloc[0]
+    scalars.update(
+        size_ratio=float(size_ratio), size_false_flag=float(size_false_flag),
+        size_groups_n=len(sizes), size_audits_n=int(sizes["audit_id"].nunique()),
+        size_whole_n=int((sizes["counts"] == "whole").sum()),
+        size_rate_only_n=int((sizes["counts"] == "rate only").sum()),
+        size_no_counts_n=int(left.iloc[0]) if left.index[0].startswith("published without") else 0,
+        size_left_out_n=int(left.sum()),
+        size_detect_n=int(detect.sum()), size_detect_den=len(smallest),
+        size_flagged_n=len(flagged), size_flagged_often_n=int(often.sum()),
+        size_ffr_median=float(sizes["false_flag_rate"].median()),
+        size_ffr_below_1pct_share=float((sizes["false_flag_rate"] < 0.01).mean()),
+        size_dr_median=float(sizes["detectable_ratio"].median()),
+        size_smallest_median=float(smallest["applicants"].median()),
+        size_smallest_detect_median=float(smallest["detectable_ratio"].median()),
+        size_applicants_min=int(sizes["applicants"].min()))
+    phrases = {
+        "size_detect_words": share_words(int(detect.sum()), len(smallest)),
+        "size_flagged_often_words": share_words(int(often.sum()), len(flagged)) if len(flagged) else "none",
+        "size_smallest_reading": ll144.four_fifths_reading(tiniest["applicants"], tiniest["comparator_applicants"],
+                                                           tiniest["false_flag_rate"], tiniest["detectable_ratio"]),
+        "size_smallest_audit": audit_label(tiniest.to_frame().T)}
+    smallest_view = pd.DataFrame({
+        "audit": [audit_label(r.to_frame().T) for _, r in smallest.iterrows()],
+        "category": smallest["protected_char_group"], "group": smallest["group"],
+        "applicants": smallest["applicants"], "comparator's applicants": smallest["comparator_applicants"],
+        "comparator's rate": smallest["comparator_rate"], "impact ratio": smallest["impact_ratio"],
+        "false-flag rate": smallest["false_flag_rate"], "detectable ratio": smallest["detectable_ratio"]})
     return LL144AuditsFindings(
         audits=audits, kinds=kinds, demo_counts=demo_counts, demo=demo.reset_index(drop=True), compared=compared,
         by_auditor=by_auditor, versus=versus, ratios=ratios, bounds=per_bounds, sims=sims, sim_table=sim_table,
         sim_curves={s: curves[(largest, s)] for s in spreads}, sim_cut=sim_cut,
-        study=study_view.reset_index(drop=True), parameters={"bound": float(bound), "spreads": spreads},
-        values=scalars)
+        study=study_view.reset_index(drop=True), sizes=sizes, smallest=smallest_view.head(SMALLEST_ROWS)
+        .reset_index(drop=True), size_left_out=size_left_out,
+        parameters={"bound": float(bound), "spreads": spreads, "size_ratio": float(size_ratio)},
+        values=scalars, phrases=phrases)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -459,4 +575,25 @@ def figure_simulation(findings: LL144AuditsFindings) -> Figure:
                          "(dotted: its cut)",
                x="share of applicants rejected p", y="impact ratio of the lower-rate sex DI(p)")
     ax.legend(title="lower-rate group", loc="lower left", fontsize=10)
+    return fig
+
+
+def figure_audit_sizes(findings: LL144AuditsFindings) -> Figure:
+    """The detectable ratio of every compared group of the published audits against its applicants (log scale),
+    one marker and colour per category, with the four-fifths bound (dashed) and the ratio an audit should detect
+    (dotted): a group below the dotted line cannot reliably see a true ratio that low."""
+    plot = findings.sizes.dropna(subset=["detectable_ratio"])
+    fig, ax = plt.subplots(figsize=(7, 4.0))
+    for (category, marker), color in zip([("sex", "o"), ("race/ethnicity", "s"), ("intersectional", "^")],
+                                         ["tab:blue", "tab:orange", "tab:green"]):
+        part = plot[plot["protected_char_group"] == category]
+        ax.scatter(part["applicants"], part["detectable_ratio"], marker=marker, s=14, alpha=0.6, color=color,
+                   label=f"{category} ({len(part)})")
+    ax.set_xscale("log")
+    ax.axhline(findings.parameters["bound"], color="black", ls="--", lw=1)
+    ax.axhline(findings.parameters["size_ratio"], color="black", ls=":", lw=1)
+    label_axes(ax, title="Detectable ratio of each compared group (flagged 80% of the time)\n"
+                         f"(dashed: {findings.parameters['bound']:g}; dotted: {findings.parameters['size_ratio']:g})",
+               x="applicants of the group (log scale)", y="detectable ratio")
+    ax.legend(title="category", loc="lower right", fontsize=10)
     return fig

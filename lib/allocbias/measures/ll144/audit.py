@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .power import four_fifths_characteristics
+from .power import POWER, detectable_ratio, false_flag_rate, fisher_p_value
 from .intervals import (INTERVAL_MIN_COUNT, REGRESSION_BOOT, REGRESSION_BOOT_MAX_N, _regression_intervals,
                         rate_intervals, ratio_intervals)
 from .regression import (FOUR_FIFTHS, QUANTILE_METHOD, Prior, _check_bound, _check_grid, _curve_matrix, _di_avg,
                          _di_median, _ks_all, _prepare, curve_auc, curve_p_fair)
 from .tables import BLANK, EXCLUDE_BELOW, NON_ANSWERS, _at, _clean_labels, _fold, _label, _unknown_list, missing_data_bounds
 
-__all__ = ["BiasAudit", "bias_audit"]
+__all__ = ["BiasAudit", "bias_audit", "table_characteristics"]
 
 _YES = {"yes", "y", "true", "1", "1.0"}
 _NO = {"no", "n", "false", "0", "0.0"}
@@ -405,36 +405,91 @@ def _with_intervals(table: pd.DataFrame, confidence: float, draws: int, seed: in
     return table
 
 
+def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), rates: bool = False,
+                          bound: float = FOUR_FIFTHS, power: float = POWER) -> pd.DataFrame:
+    """The four-fifths rule's operating characteristics of every compared group of impact-ratio tables
+    (:func:`~allocbias.measures.ll144.tables.impact_ratio_table`, one table per value of the columns ``by``), at
+    its counts against its table's comparator, the comparator's true rate its observed rate
+    (:func:`~allocbias.measures.ll144.power.four_fifths_characteristics`).
+
+    Returns one row per row of ``table`` (same index): ``status``, the comparator's ``comparator_applicants``,
+    ``comparator_selected`` and ``comparator_rate``, ``false_flag_rate``, ``detectable_ratio`` and ``p_value``
+    (Fisher's exact, one-sided). The rows of status ``"compared"`` (an included group other than the comparator,
+    with applicants and a ratio, in a table whose counts are whole numbers) get all three; with ``rates=True``, the
+    rows of status ``"rate only"`` (whole applicant counts, but a fractional number selected somewhere in the
+    table, e.g. rebuilt from a published, rounded rate) get the false-flag rate and the detectable ratio, which
+    need only the applicants and the comparator's rate, and no p-value. The others say why they get none:
+    ``"unknown"``, ``"excluded"``, ``"comparator"`` (a group with the top rate; of a tied top rate, the one with
+    most applicants is the others' comparator), ``"no ratio"`` (no applicants, or a comparator rate of 0) or
+    ``"counts not whole"``.
+
+    >>> t = pd.DataFrame({"category": "sex", "group": ["F", "M"], "applicants": [40.0, 400.0],
+    ...                   "selected": [4.0, 100.0], "excluded": False, "unknown": False,
+    ...                   "comparator": [False, True], "impact_ratio": [0.4, 1.0]})
+    >>> table_characteristics(t)[["status", "false_flag_rate", "detectable_ratio"]].round(3).values.tolist()
+    [['compared', 0.242, 0.601], ['comparator', nan, nan]]
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    need = [*by, "applicants", "selected", "excluded", "unknown", "comparator", "impact_ratio"]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise ValueError(f"table has no column(s) {missing}: expected an impact_ratio_table")
+    out = pd.DataFrame(np.nan, index=table.index, columns=["comparator_applicants", "comparator_selected",
+                                                           "comparator_rate", "false_flag_rate",
+                                                           "detectable_ratio", "p_value"])
+    out.insert(0, "status", np.where(table["unknown"].astype(bool), "unknown",
+                                     np.where(table["excluded"].astype(bool), "excluded", "no ratio")))
+    whole_a = np.isclose(table["applicants"] % 1, 0)
+    whole_s = np.isclose(table["selected"] % 1, 0)
+    parts = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
+    for _, part in parts:
+        top = part[part["comparator"].astype(bool)]
+        if top.empty:
+            continue
+        comp = top["applicants"].idxmax()
+        out.loc[top.index, "status"] = "comparator"
+        compared = part[~part["unknown"].astype(bool) & ~part["excluded"].astype(bool)
+                        & ~part["comparator"].astype(bool) & (part["applicants"] > 0) & part["impact_ratio"].notna()]
+        if compared.empty:
+            continue
+        idx = compared.index.append(pd.Index([comp]))
+        if whole_a[idx].all() and whole_s[idx].all():
+            status = "compared"
+        elif whole_a[idx].all() and rates:
+            status = "rate only"
+        else:
+            out.loc[compared.index, "status"] = "counts not whole"
+            continue
+        n_c, x_c = float(table.at[comp, "applicants"]), float(table.at[comp, "selected"])
+        out.loc[compared.index, ["status", "comparator_applicants", "comparator_selected", "comparator_rate"]] = \
+            [status, round(n_c), round(x_c) if status == "compared" else x_c, x_c / n_c]
+    some = out["status"].isin(["compared", "rate only"]).to_numpy()
+    if some.any():
+        n_g = table.loc[some, "applicants"].round().to_numpy()
+        n_c = out.loc[some, "comparator_applicants"].to_numpy()
+        r_c = out.loc[some, "comparator_rate"].to_numpy()
+        out.loc[some, "false_flag_rate"] = np.atleast_1d(false_flag_rate(n_g, n_c, r_c, bound=bound))
+        out.loc[some, "detectable_ratio"] = np.atleast_1d(detectable_ratio(n_g, n_c, r_c, power=power, bound=bound))
+    full = (out["status"] == "compared").to_numpy()
+    if full.any():
+        out.loc[full, "p_value"] = np.atleast_1d(fisher_p_value(
+            table.loc[full, "selected"].round().to_numpy(), table.loc[full, "applicants"].round().to_numpy(),
+            out.loc[full, "comparator_selected"].to_numpy(), out.loc[full, "comparator_applicants"].to_numpy()))
+    return out
+
+
 def _with_four_fifths_characteristics(table: pd.DataFrame, bound: float, warnings: list[str]) -> pd.DataFrame:
-    """How far each compared group's flag can be trusted at its counts (:mod:`~allocbias.measures.ll144.power`):
+    """How far each compared group's flag can be trusted at its counts (:func:`table_characteristics`):
     ``false_flag_rate`` (a fair process flagged), ``detectable_ratio`` (the true ratio flagged 80% of the time)
-    and ``p_value`` (Fisher's exact test, one-sided, against the comparator), after ``four_fifths``. Only the
-    included groups other than the comparator get them (the comparator of a tied top rate: the one with most
-    applicants); counts that are not whole numbers (expected counts of simulated rounds) get none, with a warning."""
-    ffr, det, pval = (np.full(len(table), np.nan) for _ in range(3))
-    whole = np.isclose(table["applicants"] % 1, 0) & np.isclose(table["selected"] % 1, 0)
-    fractional = False
-    for _, part in table.groupby("category", sort=False):
-        comp = part[part["comparator"].astype(bool)]
-        compared = part[~part["unknown"] & ~part["excluded"] & ~part["comparator"].astype(bool)
-                        & (part["applicants"] > 0) & part["impact_ratio"].notna()]
-        if comp.empty or compared.empty:
-            continue
-        if not (whole[compared.index].all() and whole[comp.index].all()):
-            fractional = True
-            continue
-        c = comp.loc[comp["applicants"].idxmax()]
-        ch = four_fifths_characteristics(compared["selected"].round().to_numpy(), compared["applicants"].round()
-                                         .to_numpy(), round(float(c["selected"])), round(float(c["applicants"])),
-                                         bound=bound)
-        at = table.index.get_indexer(compared.index)
-        ffr[at], det[at], pval[at] = ch["false_flag_rate"], ch["detectable_ratio"], ch["p_value"]
-    if fractional:
+    and ``p_value`` (Fisher's exact test, one-sided, against the comparator), after ``four_fifths``. Counts that
+    are not whole numbers (expected counts of simulated rounds) get none, with a warning."""
+    ch = table_characteristics(table, by=["category"], bound=bound)
+    if (ch["status"] == "counts not whole").any():
         warnings.append("counts that are not whole numbers: no false-flag rates, detectable ratios or p-values")
     at = table.columns.get_loc("four_fifths") + 1
-    table.insert(at, "false_flag_rate", ffr)
-    table.insert(at + 1, "detectable_ratio", det)
-    table.insert(at + 2, "p_value", pval)
+    table.insert(at, "false_flag_rate", ch["false_flag_rate"].to_numpy(dtype=float))
+    table.insert(at + 1, "detectable_ratio", ch["detectable_ratio"].to_numpy(dtype=float))
+    table.insert(at + 2, "p_value", ch["p_value"].to_numpy(dtype=float))
     return table
 
 
