@@ -153,6 +153,8 @@ def test_the_aliases_import_only_their_new_place():
     ("scoring.systems", {"study", "scoring.catalog", "scoring.runs"}),
     ("scoring.items", {"study", "scoring.catalog", "scoring.runs"}),
     ("scoring.catalog", {"scoring.runs"}),
+    ("scoring.tasks", {"scoring.catalog", "scoring.runs", "scoring.systems"}),
+    ("scoring.store", {"scoring"}),
     ("plotting", {"study", "book"}),
     ("book.runner", {"study", "scoring", "measures", "plotting"}),
     ("book.reading", {"study", "scoring", "measures", "plotting"}),

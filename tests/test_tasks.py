@@ -126,3 +126,45 @@ def test_the_pairwise_input_keeps_the_groups_asked_for():
     assert set(pools["group"]) == {"Male White", "Female Black"} and pools["round"].nunique() == 3
     with pytest.raises(ValueError, match="task 'hiring_bloomberg' needs the option 'orderings'"):
         tasks.TASKS["hiring_bloomberg"].input_table(options)
+
+
+# ------------------------------------------------ issue 31 item 3: the registry owns a task's prompt and scorer
+def test_every_committed_tables_prompt_hash_is_its_tasks():
+    """The task registry addresses a table's prompt (``Task.prompt_hash``): every committed table records the hash
+    its task gives for its wording, so moving the hash into the registry re-addressed nothing."""
+    import json
+
+    provenances = [json.loads(p.read_text(encoding="utf-8"))
+                   for p in sorted((D.data_dir() / "scores").glob("*/provenance.json"))]
+    assert {p["kind"] for p in provenances} == set(tasks.TASKS)
+    for prov in provenances:
+        task = tasks.task(prov["kind"])
+        assert prov["prompt_hash"] == task.prompt_hash(prov["params"]["wording"]), prov["kind"]
+
+
+def test_the_runner_passes_the_task_down_and_never_looks_it_up_again(monkeypatch, tmp_path):
+    """``allocbias score`` resolves the task once (the CLI) and the runner, the catalog and the scorer take the Task
+    itself: no step climbs back to the registry by name."""
+    system = System("smollm2-135m-instruct")
+    task = tasks.task("resume_pointwise")
+    looked_up = []
+    real = tasks.TASKS
+    monkeypatch.setattr(tasks, "TASKS", type("Counting", (dict,), {
+        "__getitem__": lambda self, k: looked_up.append(k) or dict.__getitem__(self, k)})(real))
+    cands = D.candidate_table(["retail"], names_per_group=1)
+    table = runs.score(task, cands, system=system, engine=Stub(), root=tmp_path, progress=False)
+    assert len(table) == len(cands) and looked_up == []
+    assert catalog.store_for(system, task, tmp_path).address == catalog.store_for(system, "resume_pointwise", tmp_path).address
+
+
+def test_the_batch_scorer_is_the_tasks():
+    """A pointwise task's batch is scored by the engine's label probabilities, an answer task's by a greedy answer
+    of at most its ``max_new_tokens`` tokens (the registry's :func:`batch_scorer`)."""
+    stub = Stub()
+    batch = pd.DataFrame({"prompt_id": ["a", "b"], "messages": [[{"role": "user", "content": "x"}]] * 2})
+    point = tasks.TASKS["resume_pointwise"]
+    scored = tasks.batch_scorer(lambda: stub, labels=point.labels, max_new_tokens=point.max_new_tokens)(batch)
+    assert list(scored["prompt_id"]) == ["a", "b"] and scored["score"].tolist() == [0.5, 0.5] and stub.calls == 2
+    pair = tasks.TASKS["resume_pairwise"]
+    answered = tasks.batch_scorer(lambda: stub, labels=pair.labels, max_new_tokens=pair.max_new_tokens)(batch)
+    assert list(answered.columns) == ["prompt_id", "answer"] and len(answered) == 2

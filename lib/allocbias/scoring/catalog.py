@@ -26,11 +26,11 @@ import pandas as pd
 from ..audited import data as D
 from ..scoring.items import ellipse_pointwise_items, resume_pointwise_items
 from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
-from ..scoring.store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
-from ..scoring.systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
-from ..scoring.systems import parse_served_system, parse_system, served_system_id
-from ..scoring.systems import systems as systems_grid
-from ..scoring.tasks import TASKS, join_scores, task as _task
+from .store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
+from .systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
+from .systems import parse_served_system, parse_system, served_system_id
+from .systems import systems as systems_grid
+from .tasks import TASKS, Task, job_texts_hash, join_scores, task as _task
 
 __all__ = [
     "PROVENANCE_COLUMNS",
@@ -62,14 +62,6 @@ def scores_dir() -> Path:
     return D.data_dir() / "scores"
 
 
-def job_texts_hash(jobs: Mapping[str, D.Job] | None = None) -> str:
-    """Content hash of every job ad and resume text shown to the models (a change re-addresses the tables)."""
-    jobs = D.load_jobs() if jobs is None else jobs
-    texts = {key: {"ad": job.ad, "resumes": {r.id: D.render_resume(r, "Name Placeholder") for r in job.resumes}}
-             for key, job in sorted(jobs.items())}
-    return content_hash(texts)
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # Addresses
 # ----------------------------------------------------------------------------------------------------------------
@@ -79,24 +71,22 @@ TASK_PARAMS: Mapping[str, Mapping[str, Any]] = {name: t.params for name, t in TA
 
 
 def store_for(
-    system: System, task: str, root: str | Path | None = None, *, command: str | None = None,
+    system: System, task: str | Task, root: str | Path | None = None, *, command: str | None = None,
     jobs: Mapping[str, D.Job] | None = None,
 ) -> ScoreStore:
     """The :class:`~allocbias.store.ScoreStore` of a (system, task): addressed by model@precision, the
-    template and job texts (prompt hash) and the task's parameters (:data:`allocbias.scoring.tasks.TASKS`)."""
+    task's prompt hash (:meth:`allocbias.scoring.tasks.Task.prompt_hash`: template and job texts) and its
+    parameters (:data:`allocbias.scoring.tasks.TASKS`). ``task`` is a :class:`~allocbias.scoring.tasks.Task` or
+    its name."""
     t = _task(task)
-    template = TEMPLATES[t.template(system.wording)]
-    if t.hashes_jobs:
-        p_hash = content_hash({"template": template, "jobs": job_texts_hash(jobs)})
-    else:  # the essay texts are part of each row's prompt id
-        p_hash = content_hash({"template": template})
     params = {**t.params, "wording": t.wording(system.wording)}
     return ScoreStore(root if root is not None else scores_dir(), kind=t.name, model_key=system.model_key,
-                      prompt_hash=p_hash, params=params, command=command)
+                      prompt_hash=t.prompt_hash(system.wording, jobs), params=params, command=command)
 
 
 def served_store(
-    engine: Any, task: str, wording: str = "paper", root: str | Path | None = None, *, command: str | None = None
+    engine: Any, task: str | Task, wording: str = "paper", root: str | Path | None = None, *,
+    command: str | None = None,
 ) -> ScoreStore:
     """The :class:`~allocbias.store.ScoreStore` of a served model (an :class:`allocbias.scoring.serving.OpenAIEngine`).
 
@@ -119,7 +109,7 @@ def served_store(
         served = [name for name, other in TASKS.items() if other.served]
         raise ValueError(f"served scoring covers {' and '.join(repr(n) for n in served)}, not {t.name!r}")
     served_system_id(model, wording)  # validates the wording
-    p_hash = content_hash({"template": TEMPLATES[t.template(wording)], "jobs": job_texts_hash()})
+    p_hash = t.prompt_hash(wording)  # a served task hashes the job texts
     params: dict[str, Any] = {k: v for k, v in t.params.items() if k != "engine"}
     params.update(backend="openai", prefill_mode=getattr(engine, "prefill", None),
                   extra_body=dict(getattr(engine, "extra_body", {}) or {}), wording=t.wording(wording))
@@ -140,7 +130,7 @@ def served_pointwise_store(system_id: str, root: str | Path | None = None) -> Sc
         raise ValueError(f"{system_id!r} is not a served system id <model>-served-<wording>")
     model, wording = parsed
     base = Path(root) if root is not None else scores_dir()
-    p_hash = content_hash({"template": TEMPLATES[f"resume_pointwise/{wording}"], "jobs": job_texts_hash()})
+    p_hash = TASKS["resume_pointwise"].prompt_hash(wording)
     found = []
     for prov_path in sorted(base.glob("resume_pointwise-*/provenance.json")):
         prov = json.loads(prov_path.read_text(encoding="utf-8"))

@@ -22,10 +22,10 @@ from typing import Any
 import pandas as pd
 
 from .catalog import resolve_scores_root, served_store, store_for, study_scores, with_system_columns
-from ..scoring.items import require_columns
-from ..scoring.store import ScoreStore, run_resumable
-from ..scoring.systems import System, as_systems, served_system_id
-from ..scoring.tasks import Task, task
+from .items import require_columns
+from .store import ScoreStore, run_resumable
+from .systems import System, as_systems, served_system_id
+from .tasks import Task, batch_scorer, task
 
 __all__ = ["LazyEngine", "TableEngine", "pairwise_table", "pointwise_table", "read_study_scores", "score", "score_missing",
            "timed"]
@@ -58,19 +58,12 @@ def score_missing(
 ) -> pd.DataFrame:
     """The one scoring path of every task (:func:`score`): score the ``items`` (``prompt_id``, ``messages``) that ``store``
     lacks with ``engine`` — its ``pointwise`` with ``labels`` (columns ``score``, ``label_mass``, ``p_<label>``,
-    ``n_tokens``), else its greedy ``generate`` of ``max_new_tokens`` (column ``answer``) — and return the stored
+    ``n_tokens``), else its greedy ``generate`` of ``max_new_tokens`` (column ``answer``): the task registry's
+    :func:`~allocbias.scoring.tasks.batch_scorer` — and return the stored
     table (one row per prompt id ever scored into it). ``engine`` is an engine (a served one) or the
     :class:`TableEngine` of a local system, made on first use."""
     get = engine.get if isinstance(engine, TableEngine) else (lambda: engine)
-
-    def score_batch(batch: pd.DataFrame) -> pd.DataFrame:
-        if labels is not None:
-            frame = pd.DataFrame(get().pointwise(list(batch["messages"]), labels, progress=False))
-            frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
-            return frame
-        answers = get().generate(list(batch["messages"]), max_new_tokens=max_new_tokens, progress=False)
-        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
-
+    score_batch = batch_scorer(get, labels=labels, max_new_tokens=max_new_tokens)
     return run_resumable(store, items[["prompt_id", "messages"]], score_batch, batch_size=batch_size, progress=progress)
 
 
@@ -124,14 +117,14 @@ def score(
             raise ValueError(f"task {t.name!r} is scored by local models only, not through a server")
         wording = "paper" if wording is None else wording
         items = t.items(inputs, wording)
-        store = served_store(served, t.name, t.wording(wording), root, command=command)
+        store = served_store(served, t, t.wording(wording), root, command=command)
         filler: Any = served
     else:
         if system is None:
             raise ValueError(f"task {t.name!r}: pass system (the model that scores) or served (a server)")
         wording = system.wording if wording is None else wording
         items = t.items(inputs, wording)
-        store = store_for(system, t.name, root, command=command)
+        store = store_for(system, t, root, command=command)
         filler = TableEngine(system, engine, engine_batch_size, store)
     table = score_missing(store, filler, items.drop_duplicates("prompt_id"), labels=t.labels,
                           max_new_tokens=t.max_new_tokens, batch_size=batch_size, progress=progress)

@@ -1,8 +1,9 @@
 r"""The task registry: every scoring task, and every published table of real models' scores, declared once.
 
 A :class:`Task` says what an item is (``items``: the prompt items built from the task's input table), how it is
-asked (``template``: the prompt template for a wording), how it is scored (``labels`` for a pointwise score, the
-engine's next-token probabilities of the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
+asked (``template``: the prompt template for a wording, and ``prompt_hash``, the prompt's part of a table's
+address), how it is scored (:func:`batch_scorer` with ``labels`` for a pointwise score, the engine's next-token probabilities of
+the labels; else a greedy answer of at most ``max_new_tokens`` tokens) and
 what comes back (``result``: the stored rows joined to the task's input table), and what a scoring run scores
 (``inputs``: the input table from the run's options). Its ``params`` are the scoring
 parameters that change the numbers, so they are part of each score table's address (:mod:`allocbias.scoring.catalog`).
@@ -48,10 +49,46 @@ from .items import (
     resume_pairwise_items,
     resume_pointwise_items,
 )
+from .store import content_hash
 from ..audited import data as D
-from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS
+from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
 
-__all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "join_scores", "pairwise_answers", "task"]
+__all__ = ["PUBLISHED", "TASKS", "PublishedScores", "Task", "batch_scorer", "job_texts_hash", "join_scores",
+           "pairwise_answers", "task"]
+
+
+def job_texts_hash(jobs: Mapping[str, D.Job] | None = None) -> str:
+    """Content hash of every job ad and resume text shown to the models (a change re-addresses the tables)."""
+    jobs = D.load_jobs() if jobs is None else jobs
+    texts = {key: {"ad": job.ad, "resumes": {r.id: D.render_resume(r, "Name Placeholder") for r in job.resumes}}
+             for key, job in sorted(jobs.items())}
+    return content_hash(texts)
+
+
+def batch_scorer(
+    engine: Callable[[], Any], *, labels: Mapping[str, float] | None = None, max_new_tokens: int | None = None
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """How a task's batch of items (``prompt_id``, ``messages``) is scored, as the function a scoring run appends
+    batch by batch (:func:`allocbias.scoring.store.run_resumable`): ``engine()`` (the engine, made on first use)'s
+    ``pointwise`` with ``labels`` (columns ``prompt_id``, ``score``, ``label_mass``, ``p_<label>``, ``n_tokens``),
+    else its greedy ``generate`` of at most ``max_new_tokens`` tokens (columns ``prompt_id``, ``answer``).
+
+    >>> class Echo:  # a stand-in engine that answers with the last message
+    ...     def generate(self, prompts, max_new_tokens, progress):
+    ...         return [m[-1]["content"][:max_new_tokens] for m in prompts]
+    >>> batch = pd.DataFrame({"prompt_id": ["p1"], "messages": [[{"role": "user", "content": "Alice or Bob?"}]]})
+    >>> batch_scorer(lambda: Echo(), max_new_tokens=5)(batch).to_dict("records")
+    [{'prompt_id': 'p1', 'answer': 'Alice'}]
+    """
+    def score_batch(batch: pd.DataFrame) -> pd.DataFrame:
+        if labels is not None:
+            frame = pd.DataFrame(engine().pointwise(list(batch["messages"]), labels, progress=False))
+            frame.insert(0, "prompt_id", batch["prompt_id"].to_numpy())
+            return frame
+        answers = engine().generate(list(batch["messages"]), max_new_tokens=max_new_tokens, progress=False)
+        return pd.DataFrame({"prompt_id": batch["prompt_id"].to_numpy(), "answer": answers})
+
+    return score_batch
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -188,6 +225,19 @@ class Task:
         if wording not in self.templates:
             raise ValueError(f"task {self.name!r} has no wording {wording!r}; known: {list(self.templates)}")
         return self.templates[wording]
+
+    def prompt_hash(self, wording: str = "paper", jobs: Mapping[str, D.Job] | None = None) -> str:
+        """The content hash of the prompt the task asks in ``wording``, part of its tables' address: the template,
+        and the texts of the jobs (``jobs``, default the study's; :func:`job_texts_hash`) where the task
+        ``hashes_jobs`` (the essay tasks carry their texts in each row's prompt id instead).
+
+        >>> TASKS["resume_pointwise"].prompt_hash("paper") != TASKS["resume_pointwise"].prompt_hash("direct")
+        True
+        """
+        template = TEMPLATES[self.template(wording)]
+        if self.hashes_jobs:
+            return content_hash({"template": template, "jobs": job_texts_hash(jobs)})
+        return content_hash({"template": template})
 
     def input_table(self, options: Mapping[str, Any]) -> pd.DataFrame:
         """The input table this task scores, from a scoring run's ``options`` (the options of ``allocbias score``:
