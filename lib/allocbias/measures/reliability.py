@@ -38,7 +38,7 @@ import pandas as pd
 from .. import checks
 from ..checks import require_columns
 from .metrics import STUDY_METRICS
-from .splits import half_split_masks
+from .splits import _row_r, half_split_masks
 
 __all__ = [
     "SplitHalf",
@@ -147,25 +147,8 @@ def disattenuate(r: float | Sequence[float] | np.ndarray, rel_x: float | Sequenc
 
 
 # --------------------------------------------------------------------------------------------------------------
-# random halves of the pools
-# --------------------------------------------------------------------------------------------------------------
-# --------------------------------------------------------------------------------------------------------------
 # split-half reliability of a per-(system, group) statistic
 # --------------------------------------------------------------------------------------------------------------
-def _row_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis, leaving out pairs with a NaN; NaN with < 3 pairs or a constant side."""
-    ok = np.isfinite(x) & np.isfinite(y)
-    n = ok.sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xm = np.where(ok, x, 0.0).sum(-1, keepdims=True) / n[..., None]
-        ym = np.where(ok, y, 0.0).sum(-1, keepdims=True) / n[..., None]
-        xc, yc = np.where(ok, x - xm, 0.0), np.where(ok, y - ym, 0.0)
-        sxx, syy = (xc * xc).sum(-1), (yc * yc).sum(-1)
-        r = (xc * yc).sum(-1) / np.sqrt(sxx * syy)
-    bad = (n < 3) | ~(sxx > 1e-24 * np.maximum(1.0, n)) | ~(syy > 1e-24 * np.maximum(1.0, n))
-    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
-
-
 def _summary(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
     finite = values[np.isfinite(values)]
     if not finite.size:

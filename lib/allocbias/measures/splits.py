@@ -1,7 +1,7 @@
 """Random halves of an audit's pools, within strata: the one split that the held-out test and the split-half
 reliability share (:func:`allocbias.measures.validity.validity_controls`,
 :mod:`allocbias.measures.reliability`). A module of its own so that both can import it without importing each
-other."""
+other; and the row-wise Pearson r both use to compare the halves."""
 
 from __future__ import annotations
 
@@ -61,3 +61,17 @@ def half_split_masks(strata: np.ndarray, n_splits: int, seed: int | np.random.Ge
         in_a = place < (per[strata] // 2)[None, :]
         return in_a, ~in_a
     return place < size, (place >= size) & (place < 2 * size)
+
+
+def _row_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis, leaving out pairs with a NaN; NaN with < 3 pairs or a constant side."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    n = ok.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xm = np.where(ok, x, 0.0).sum(-1, keepdims=True) / n[..., None]
+        ym = np.where(ok, y, 0.0).sum(-1, keepdims=True) / n[..., None]
+        xc, yc = np.where(ok, x - xm, 0.0), np.where(ok, y - ym, 0.0)
+        sxx, syy = (xc * xc).sum(-1), (yc * yc).sum(-1)
+        r = (xc * yc).sum(-1) / np.sqrt(sxx * syy)
+    bad = (n < 3) | ~(sxx > 1e-24 * np.maximum(1.0, n)) | ~(syy > 1e-24 * np.maximum(1.0, n))
+    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))

@@ -30,7 +30,7 @@ from .. import checks
 from ..checks import require_columns
 from .disaggregate import cell_frames, key_tuple
 from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
-from .splits import half_split_masks
+from .splits import _row_r, half_split_masks
 from .verdicts import (  # noqa: F401  (the verdict words, re-exported: validity's public names)
     VERDICT_TRACKS, VERDICT_NOT_SHOWN, VERDICT_TOO_NOISY, VERDICTS, _VERDICT_COLUMNS, _verdict_inputs, verdict_words, verdict_column, control_words, order_word, _GLUE_FIELDS, _GAP_WORDS, controls_glue, ndcg_words,
 )
@@ -937,20 +937,6 @@ def _rates(lay: _Layout, groups: np.ndarray, use: np.ndarray, design: str) -> tu
             rate_q = ((cq[:, :, None] * f).sum(-1) / cq.sum(-1)[:, :, None]).transpose(0, 2, 1, 3)
             rate_q = np.where(missing[:, None, :, None], np.nan, rate_q)
         return rate, rate_q
-
-
-def _row_r(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis, leaving out pairs with a NaN; NaN with < 3 pairs or a constant side."""
-    ok = np.isfinite(x) & np.isfinite(y)
-    n = ok.sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xm = np.where(ok, x, 0.0).sum(-1, keepdims=True) / n[..., None]
-        ym = np.where(ok, y, 0.0).sum(-1, keepdims=True) / n[..., None]
-        xc, yc = np.where(ok, x - xm, 0.0), np.where(ok, y - ym, 0.0)
-        sxx, syy = (xc * xc).sum(-1), (yc * yc).sum(-1)
-        r = (xc * yc).sum(-1) / np.sqrt(sxx * syy)
-    bad = (n < 3) | ~(sxx > 1e-24 * np.maximum(1.0, n)) | ~(syy > 1e-24 * np.maximum(1.0, n))
-    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
 
 
 def _blocks(total: int, per_item: int) -> list[slice]:
