@@ -230,3 +230,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
             return _xdist_scope(nodeid)[1]
 
     return ChapterScopes(config, log)
+
+
+@pytest.fixture(autouse=True)
+def legends_read_in_the_book(request, monkeypatch):
+    """Every figure a chapter's findings module draws (tests/test_study_*.py) is drawn here in the book's style, and
+    its legends must be drawn at the book's legend size or larger: the reading check of CI
+    (scripts/check_reading.py) only lets a figure be shrunk as far as text of that size stays readable, so a
+    smaller legend would read under 9 pt on the page. Closed figures keep their artists, so the figures are
+    collected as they are made and checked after the test."""
+    if not request.module.__name__.rpartition(".")[2].startswith("test_study_"):
+        yield
+        return
+    import matplotlib.pyplot as plt
+
+    from allocbias.plotting import LEGEND_POINTS, smallest_legend_points, use_book_style
+
+    made = []
+    make = plt.figure
+
+    def figure(*args, **kwargs):
+        made.append(make(*args, **kwargs))
+        return made[-1]
+
+    with plt.rc_context():
+        use_book_style()
+        monkeypatch.setattr(plt, "figure", figure)
+        yield
+    small = [(fig.axes[0].get_title() if fig.axes else "", smallest_legend_points(fig)) for fig in made
+             if smallest_legend_points(fig) < LEGEND_POINTS]
+    assert not small, f"legends drawn under {LEGEND_POINTS} pt (figure title, size): {small}"

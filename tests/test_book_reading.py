@@ -19,6 +19,7 @@ import pytest
 
 from allocbias.book import toc_notebooks
 from allocbias.book.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
+from allocbias.plotting import min_display_scale
 
 from .conftest import ROOT
 
@@ -75,6 +76,17 @@ def test_overflow_finds_what_passes_the_column_and_spares_what_scrolls(tmp_path)
 
 
 @pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_a_full_width_cell_may_pass_the_column_but_not_the_window(tmp_path):
+    page = tmp_path / "page.html"
+    body = ('<div class="cell tag_full-width" style="width:900px">figure in the margin</div>'
+            '<div class="cell tag_full-width" style="width:1500px">past the window</div>')
+    page.write_text('<html><head><style>article{width:600px}</style></head><body><article class="bd-article">'
+                    f'{body}</article></body></html>')
+    found = horizontal_overflow(page, 1280)
+    assert len(found["offenders"]) == 1 and '"past the window"' in found["offenders"][0], found
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
 def test_a_key_column_past_the_visible_width_is_found(tmp_path):
     page = tmp_path / "page.html"
     cells = "".join(f"<th>column {i}</th>" for i in range(12))
@@ -123,7 +135,7 @@ def test_every_chapter_reads_findings_first_with_little_visible_code(smoke_book)
 
 @pytest.mark.notebooks
 @pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
-def test_no_page_is_cut_off_on_the_right(smoke_book):
+def test_no_page_is_cut_off_on_the_right_and_every_figure_reads(smoke_book):
     pages = sorted(smoke_book.glob("build/notebooks/*.html")) + sorted(smoke_book.glob("book/*.html"))
     assert len(pages) >= len(toc_notebooks(root=ROOT))
     problems = []
@@ -136,6 +148,10 @@ def test_no_page_is_cut_off_on_the_right(smoke_book):
             if width == 1280 and found["hidden_keys"]:
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: key columns out of view: "
                                 f"{found['hidden_keys'][:3]}")
+            small = [f for f in found["figures"] if f["scale"] < min_display_scale()]
+            if width == 1280 and small:
+                problems.append(f"{page.relative_to(smoke_book)} at {width} px: figures shown under "
+                                f"{min_display_scale():.3f} of their drawn width (legends under 9 pt): {small[:3]}")
     assert not problems, "\n".join(problems)
 
 

@@ -68,3 +68,17 @@ def test_the_book_s_code_stays_small():
     glues = sum(len(re.findall(r"\bglue\(", _code(p))) for p in CHAPTERS)
     assert total <= 1000, total
     assert glues <= 60, glues
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_cell_hides_its_code_and_is_full_width(path):
+    """A cell that draws a figure (calls a findings module's figure_* or figures_* function) is tagged hide-input and
+    full-width: the page shows the figure, not its call, and lets a multi-panel figure run into the right margin so
+    that its legends read at 9 pt at 1280 px (scripts/check_reading.py measures it on the built book)."""
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    drawing = [c for c in cells if re.search(r"\bfigures?_\w+\(", "".join(c["source"]))
+               and not re.search(r"^\s*(from|import)\s", "".join(c["source"]), flags=re.MULTILINE)]
+    assert drawing, "no figure cell found"
+    untagged = ["".join(c["source"])[:60] for c in drawing
+                if not {"hide-input", "full-width"} <= set(c["metadata"].get("tags", []))]
+    assert not untagged, untagged

@@ -399,7 +399,8 @@ def text_overlaps(fig) -> list[str]:
 def test_text_overlaps_finds_a_label_running_into_a_title():
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 1, figsize=(4, 3))
+    with plt.rc_context({"figure.autolayout": False}):  # the book style lays figures out; this one must not be
+        fig, axes = plt.subplots(2, 1, figsize=(4, 3))
     axes[0].set_xlabel("a long x label\nover two lines")
     axes[1].set_title("a title\nover two lines")
     try:

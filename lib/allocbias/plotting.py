@@ -32,6 +32,11 @@ __all__ = [
     "plot_metric_sweep",
     "plot_score_distributions",
     "use_book_style",
+    "BOOK_DPI",
+    "LEGEND_POINTS",
+    "MIN_DISPLAYED_POINTS",
+    "min_display_scale",
+    "smallest_legend_points",
     "METRIC_SHORT",
     "METRIC_COLOUR_INDEX",
     "METRIC_MARKERS",
@@ -183,10 +188,51 @@ def label_axes(ax: plt.Axes, *, title: str, x: str, y: str) -> plt.Axes:
     return ax
 
 
+#: Pixels per inch of the book's figures (a figure ``w`` inches wide is drawn ``100 * w`` pixels wide).
+BOOK_DPI = 100
+#: Size of every legend's text and title in the book, in points as drawn (seaborn's "notebook" context).
+LEGEND_POINTS = 11.0
+#: The smallest legend text a reader should meet on a page, in points as displayed (a CSS pixel is 3/4 pt).
+MIN_DISPLAYED_POINTS = 9.0
+
+
+def min_display_scale(points: float = LEGEND_POINTS, *, dpi: float = BOOK_DPI,
+                      displayed: float = MIN_DISPLAYED_POINTS) -> float:
+    """The smallest share of its drawn width a figure may be shown at for text drawn at ``points`` to read at
+    ``displayed`` points or more.
+
+    Text of ``points`` pt is ``points * dpi / 72`` image pixels high; a browser shows a CSS pixel as 3/4 pt, so
+    at a scale ``s`` (displayed over drawn width) it reads as ``points * dpi / 96 * s`` pt.
+
+    >>> round(min_display_scale(), 3)  # 11-pt legends drawn at 100 dpi read at 9 pt from this scale on
+    0.785
+    """
+    if points <= 0 or dpi <= 0 or displayed <= 0:
+        raise ValueError(f"points, dpi and displayed must be positive, got {points}, {dpi}, {displayed}")
+    return displayed / (points * dpi / 96)
+
+
+def smallest_legend_points(fig: Figure) -> float:
+    """The smallest text size, in points as drawn, of every legend of ``fig`` (its labels and titles);
+    infinity for a figure without a legend.
+
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], label="a"); _ = ax.legend(fontsize=8, title="t", title_fontsize=12)
+    >>> smallest_legend_points(fig)
+    8.0
+    >>> plt.close(fig)
+    """
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    sizes = [t.get_fontsize() for lg in legends for t in [*lg.get_texts(), lg.get_title()] if t.get_text()]
+    return float(min(sizes)) if sizes else float("inf")
+
+
 def use_book_style() -> None:
-    """The book's matplotlib style: seaborn whitegrid, readable font sizes, tight layout."""
+    """The book's matplotlib style: seaborn whitegrid, readable font sizes (legends at :data:`LEGEND_POINTS`),
+    :data:`BOOK_DPI`, tight layout."""
     sns.set_theme(style="whitegrid", context="notebook")
-    plt.rcParams.update({"figure.dpi": 100, "savefig.bbox": "tight", "figure.autolayout": True})
+    plt.rcParams.update({"figure.dpi": BOOK_DPI, "savefig.bbox": "tight", "figure.autolayout": True,
+                         "legend.fontsize": LEGEND_POINTS, "legend.title_fontsize": LEGEND_POINTS})
 
 
 def _format_param(value: Any) -> str:
@@ -217,8 +263,10 @@ def plot_score_distributions(
     x_label: str = "score (points)",
     y_label: str = "density (1/point)",
     panel_size: tuple[float, float] = (3.2, 3.0),
+    max_columns: int = 3,
 ) -> Figure:
-    """Score histograms per group, one panel per parameter value, side by side on shared axes.
+    """Score histograms per group, one panel per parameter value, in rows of at most ``max_columns`` panels on
+    shared axes (so that a figure of many values stays narrow enough for its text to read on the page).
 
     Each panel draws, for one parameter value, a step histogram of the scores of every group, each group
     normalised to density 1 on its own (``stat="density"``, ``common_norm=False``), so groups of different sizes
@@ -244,6 +292,8 @@ def plot_score_distributions(
         Axis labels (with units) of every panel.
     panel_size : (float, float)
         Width and height of one panel in inches.
+    max_columns : int
+        Panels per row at most; further values start a new row.
 
     Returns
     -------
@@ -268,10 +318,16 @@ def plot_score_distributions(
     missing = [g for g in groups if g not in palette]
     if missing:
         raise ValueError(f"palette has no colour for the group(s) {missing}")
+    if isinstance(max_columns, bool) or not isinstance(max_columns, int) or max_columns < 1:
+        raise ValueError(f"max_columns must be a positive integer, got {max_columns!r}")
     n = len(frames_by_param)
-    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), sharex=True, sharey=True,
-                             squeeze=False)
-    panels = list(axes[0])
+    cols = min(n, max_columns)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(panel_size[0] * cols, panel_size[1] * rows), sharex=True,
+                             sharey=True, squeeze=False)
+    panels = list(axes.flat)[:n]
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
     for ax, (value, frame) in zip(panels, frames_by_param.items(), strict=True):
         sns.histplot(frame, x=score, hue=group, hue_order=groups, palette=palette, stat="density",
                      common_norm=False, element="step", bins=bins, ax=ax, legend=ax is panels[-1])

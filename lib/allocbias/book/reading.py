@@ -121,7 +121,8 @@ def findings_first(html: str) -> bool:
 
 
 # After the page has laid out (MathJax included), list every element of the article whose right edge passes the
-# article's, unless a box between them scrolls or clips horizontally and itself stays inside the article.
+# article's, unless a box between them scrolls or clips horizontally and itself stays inside the article. A cell
+# tagged full-width (the book's figures) may pass the article column into the margin, never the window.
 _MEASURE = """
 <script>
 window.addEventListener('load', function () { setTimeout(function () {
@@ -129,15 +130,17 @@ window.addEventListener('load', function () { setTimeout(function () {
   var limit = art.getBoundingClientRect().right + 1;
   var out = {viewport: document.documentElement.clientWidth, scrollWidth: document.documentElement.scrollWidth,
              article_right: limit - 1, offenders: []};
+  var windowLimit = document.documentElement.clientWidth + 1;
   var all = art.querySelectorAll('*');
   for (var i = 0; i < all.length; i++) {
     var el = all[i], r = el.getBoundingClientRect();
-    if (r.width === 0 || r.right <= limit) continue;
+    var lim = el.closest('.tag_full-width, .full-width') ? windowLimit : limit;
+    if (r.width === 0 || r.right <= lim) continue;
     var p = el.parentElement, boxed = false;
     while (p && p !== art) {
       var s = getComputedStyle(p);
       if ((s.overflowX === 'auto' || s.overflowX === 'scroll' || s.overflowX === 'hidden')
-          && p.getBoundingClientRect().right <= limit) { boxed = true; break; }
+          && p.getBoundingClientRect().right <= lim) { boxed = true; break; }
       p = p.parentElement;
     }
     if (boxed) continue;

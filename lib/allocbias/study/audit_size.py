@@ -717,7 +717,7 @@ def figure_curves(findings: AuditSizeFindings) -> Any:
     curves = findings.lippens_curves
     require_columns(curves, ["level", "k", "size", "reliability", "lo", "hi", "predicted"], "findings.lippens_curves")
     levels = list(dict.fromkeys(curves["level"]))
-    fig, axes = plt.subplots(1, len(levels), figsize=(4.0 * len(levels), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(levels), figsize=(3.5 * len(levels), 3.8), sharey=True, squeeze=False)
     styles = {1: ("tab:blue", "o"), 2: ("tab:orange", "s"), 3: ("tab:green", "^")}
     for ax, level in zip(axes[0], levels):
         for k, part in curves[curves["level"] == level].groupby("k"):
@@ -730,7 +730,7 @@ def figure_curves(findings: AuditSizeFindings) -> Any:
             ax.axhline(guide, color="0.4", lw=0.8, ls=":")
         ax.axhline(0, color="0.6", lw=0.6)
         label_axes(ax, title=level, x="vacancies per job type in each half", y="split-half reliability of ΔDP")
-    axes[0, 0].legend(fontsize=9, loc="upper left")
+    axes[0, 0].legend(loc="upper left")
     fig.suptitle("How reliable the Lippens selection-rate gap is, by the vacancies it rests on")
     fig.tight_layout()
     return fig
@@ -751,7 +751,7 @@ def figure_forecast(findings: AuditSizeFindings, *, k: int = 1) -> Any:
     part = fc[(fc["data set"] == "Lippens") & (fc["k"] == k) & (fc["size"] == top)]
     levels = list(dict.fromkeys(part["level"]))
     order = [s for s in STATISTIC_NAMES if s in set(part["statistic"])]
-    fig, axes = plt.subplots(1, len(levels), figsize=(4.0 * len(levels), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(levels), figsize=(3.5 * len(levels), 3.8), sharey=True, squeeze=False)
     for ax, level in zip(axes[0], levels):
         rows = part[part["level"] == level].set_index("statistic").loc[order]
         y = np.arange(len(order))
@@ -780,7 +780,7 @@ def figure_units(findings: AuditSizeFindings) -> Any:
     units = findings.units
     require_columns(units, ["data set", "unit", "size", "reliability", "lo", "hi"], "findings.units")
     sets = list(dict.fromkeys(units["data set"]))
-    fig, axes = plt.subplots(1, len(sets), figsize=(4.0 * len(sets), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.5 * len(sets), 3.8), sharey=True, squeeze=False)
     for ax, dataset in zip(axes[0], sets):
         part = units[units["data set"] == dataset]
         ax.errorbar(part["size"], part["reliability"], yerr=[part["reliability"] - part["lo"],
@@ -798,6 +798,6 @@ def figure_units(findings: AuditSizeFindings) -> Any:
         ax.set_xticks(part["size"].to_numpy(), [str(int(x)) for x in part["size"]])
         ax.minorticks_off()
         label_axes(ax, title=dataset, x=f"{part['unit'].iloc[0]} in each half", y="split-half reliability of ΔDP")
-    axes[0, 0].legend(fontsize=9, loc="upper left")
+    axes[0, 0].legend(loc="upper left")
     fig.tight_layout()
     return fig

@@ -335,7 +335,7 @@ def figure_example_systems(findings: AveragesFindings) -> plt.Figure:
     example = clip_to_percentiles(
         scores[(scores["system"] == 0) & scores["group"].isin([synthetic.REFERENCE, synthetic.FOCAL])])
     grid = sns.displot(example, x="score", hue="group", col="family", stat="density", common_norm=False,
-                       common_bins=False, element="step", bins=30, height=2.8,
+                       common_bins=False, element="step", bins=30, height=2.6,
                        facet_kws={"sharex": False, "sharey": False})
     grid.set_axis_labels("score (the family's units)", "density (1 / score unit)").set_titles("{col_name}")
     grid.figure.suptitle("System 0 of each family: groups B and A1 (each panel clipped to its 1st–99th percentile)",

@@ -523,8 +523,8 @@ def _err(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 def _legend(fig: plt.Figure, axes: Sequence[plt.Axes], *, ncol: int = 4) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=10, frameon=False,
-               title="group (colour: race; marker and line: gender)", title_fontsize=10)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False,
+               title="group (colour: race; marker and line: gender)")
 
 
 def figure_impact_ratios(findings: BloombergFindings) -> plt.Figure:
@@ -589,6 +589,6 @@ def figure_position_effect(findings: BloombergFindings) -> plt.Figure:
     ax.axhline(1 / 8, color="black", ls="--", lw=1, label="blind to order (1/8)")
     label_axes(ax, title="How often the candidate in each shown position is ranked first",
                x="position in the prompt (0 = shown first)", y="share of answers ranked first")
-    ax.legend(fontsize=10)
+    ax.legend()
     fig.tight_layout()
     return fig

@@ -282,7 +282,7 @@ def figure_intervals(findings: GroupCorrelationFindings) -> plt.Figure:
     """Per-group r with ΔDP and its confidence interval, one panel per metric (dashed: all groups pooled). The
     groups are named on the vertical axis, so each panel takes its metric's colour."""
     palette, others = metric_palette(METRICS), findings.others
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(3.2 * len(METRICS), 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(2.8 * len(METRICS), 3.8), sharey=True)
     for ax, metric in zip(axes, METRICS):
         t = findings.table
         part = t[(t["gap"] == "dDP") & (t["metric"] == metric)].set_index("group").loc[others]

@@ -361,7 +361,7 @@ def figure_masculine_rate_per_job(findings: HiringBloombergFindings) -> plt.Figu
                   rotation=15)
     ax.set_ylim(-0.05, 1.05)
     ax.legend(title="answerer" + _missing_note(findings, names_shown, "point"), bbox_to_anchor=(1.01, 1),
-              loc="upper left", fontsize=10, title_fontsize=10)
+              loc="upper left")
     label_axes(ax, title="Share of top spots won by a man, per job (95% bootstrap intervals)",
                x="job", y="masculine rate (share of male winners, 0 to 1)")
     fig.tight_layout()
@@ -400,8 +400,7 @@ def figure_winning_slots(findings: HiringBloombergFindings) -> plt.Figure:
     sns.barplot(shares.assign(answerer=shares["answerer"].map(findings.labels)), x="slot", y="share",
                 hue="answerer", palette="colorblind", ax=ax)
     ax.axhline(1 / n_slots, color="black", ls="--", lw=1, label=f"blind to order (1/{n_slots})")
-    ax.legend(title="answerer" + _missing_note(findings, list(shares["answerer"].unique()), "bars"), fontsize=10,
-              title_fontsize=10)
+    ax.legend(title="answerer" + _missing_note(findings, list(shares["answerer"].unique()), "bars"))
     label_axes(ax, title="Which CV slot wins the top spot", x="slot of the winning CV (0 = listed first)",
                y="share of detected attempts (0 to 1)")
     fig.tight_layout()

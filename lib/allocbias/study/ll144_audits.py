@@ -574,7 +574,7 @@ def figure_simulation(findings: LL144AuditsFindings) -> Figure:
     label_axes(ax, title="One published scoring table, three score distributions that reproduce it\n"
                          "(dotted: its cut)",
                x="share of applicants rejected p", y="impact ratio of the lower-rate sex DI(p)")
-    ax.legend(title="lower-rate group", loc="lower left", fontsize=10)
+    ax.legend(title="lower-rate group", loc="lower left")
     return fig
 
 
@@ -595,5 +595,5 @@ def figure_audit_sizes(findings: LL144AuditsFindings) -> Figure:
     label_axes(ax, title="Detectable ratio of each compared group (flagged 80% of the time)\n"
                          f"(dashed: {findings.parameters['bound']:g}; dotted: {findings.parameters['size_ratio']:g})",
                x="applicants of the group (log scale)", y="detectable ratio")
-    ax.legend(title="category", loc="lower right", fontsize=10)
+    ax.legend(title="category", loc="lower right")
     return fig

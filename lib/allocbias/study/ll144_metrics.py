@@ -308,5 +308,5 @@ def figure_prior(findings: LL144MetricsFindings) -> Figure:
                          f"and the Beta({s['prior_a']:g}, {s['prior_b']:g}) prior on the rejected share",
                x="share of candidates rejected p", y="impact ratio DI_g(p)")
     handles = [*ax.get_legend_handles_labels()[0], *ax2.get_legend_handles_labels()[0]]
-    ax.legend(handles=handles, loc="center left", fontsize=10)
+    ax.legend(handles=handles, loc="center left")
     return fig

@@ -843,7 +843,7 @@ def figure_per_system(findings: PredictiveValidityFindings) -> Figure:
         label_axes(ax, title=f"Correlation with {GAP_LABEL[gap]}, system by system", x="Pearson r (bars: 95% interval)",
                    y="system" if gap == "dDP" else "")
     axes[0].invert_yaxis()
-    axes[1].legend(title="metric", loc="lower left", fontsize=9)
+    axes[1].legend(title="metric", loc="lower left")
     fig.suptitle(f"Predictive validity within each system ({len(findings.jobs)} jobs × {len(findings.others)} groups "
                  f"per system, top {findings.k} of {findings.n_groups})")
     return fig
@@ -865,7 +865,7 @@ def figure_pairwise(findings: PredictiveValidityFindings) -> Figure | None:
                        x=f"pairwise {SHORT[metric]}" + (" (qualified)" if gap == "dEO" else "")
                        + (" (share won both ways)" if metric == "avg_gap" else ", −1 to 1"),
                        y=f"{GAP_LABEL[gap]} (rate gap, top {findings.k} of {findings.n_groups})")
-    axes[0, 1].legend(title="group", bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=9)
+    axes[0, 1].legend(title="group", bbox_to_anchor=(1.02, 1), loc="upper left")
     fig.suptitle(f"Pairwise bias metrics against the allocation gaps: {len(pw_points)} points "
                  f"({', '.join(findings.pairwise_kept)}; {findings.pairwise_rounds} pools per job)")
     fig.tight_layout()

@@ -38,7 +38,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import GROUP_ORDER, METRIC_SHORT, group_palette, label_axes, metric_palette
+from ..plotting import GROUP_ORDER, LEGEND_POINTS, METRIC_SHORT, group_palette, label_axes, metric_palette
 from .findings import Findings
 
 __all__ = [
@@ -59,8 +59,6 @@ __all__ = [
 GAP_LABEL: Mapping[str, str] = {"dDP": "ΔDP", "dEO": "ΔEO"}
 #: A change of r smaller than this from the first to the last quota counts as flat.
 TREND = 0.05
-#: Fontsize of the figures' legends (readable at 1280 px).
-LEGEND_SIZE = 10
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -349,7 +347,7 @@ def figure_gaps_by_quota(findings: QuotaSweepFindings) -> Figure:
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(p["quotas"])
     grid.set_titles("{col_name}").set_axis_labels(_pool_axis(findings), "ΔDP vs White men")
-    plt.setp(grid.legend.get_texts(), fontsize=LEGEND_SIZE)
+    plt.setp(grid.legend.get_texts(), fontsize=LEGEND_POINTS)
     grid.figure.suptitle(f"How each group's selection-rate gap changes with the quota (mean over {len(p['jobs'])} "
                          f"jobs, {p['rounds']} rounds per job)", y=1.03)
     return grid.figure
@@ -361,7 +359,7 @@ def figure_sweep(findings: QuotaSweepFindings) -> Figure:
     p, sweep, metrics_ = findings.parameters, findings.sweep, list(STUDY_METRICS)
     colours = metric_palette(metrics_)
     avg_band = findings.figure7[(findings.figure7["metric"] == "avg_gap") & (findings.figure7["gap"] == "dDP")].iloc[0]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     for ax, gap in zip(axes, STUDY_GAPS):
         for i, m in enumerate(metrics_):
             part = sweep[(sweep["metric"] == m) & (sweep["gap"] == gap)].sort_values("k")
@@ -382,7 +380,7 @@ def figure_sweep(findings: QuotaSweepFindings) -> Figure:
             " (the paper's Figure 7)" if gap == "dDP" else " (not in the paper's Figure 7)"), x=_pool_axis(findings),
             y="Pearson r over the points (bars: 95% interval)" if gap == "dDP" else "")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=LEGEND_SIZE)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=LEGEND_POINTS)
     fig.suptitle(f"Predictive validity against the quota k: {findings.values['n_points']} points per k "
                  "(JSD, EMD: against |gap|)")
     return fig
@@ -393,7 +391,7 @@ def figure_controls(findings: QuotaSweepFindings) -> Figure:
     the ceiling set by the gap's split-half reliability."""
     controls, metrics_ = findings.controls, list(STUDY_METRICS)
     colours = metric_palette(metrics_)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharey=True)
     for ax, gap in zip(axes, STUDY_GAPS):
         for m in metrics_:
             part = controls[(controls["metric"] == m) & (controls["gap"] == gap)].sort_values("k")
@@ -410,6 +408,6 @@ def figure_controls(findings: QuotaSweepFindings) -> Figure:
         label_axes(ax, title=f"{GAP_LABEL[gap]}: in-sample, null (bands: 95% range) and held-out",
                    x=_pool_axis(findings), y="Pearson r" if gap == "dDP" else "")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=LEGEND_SIZE)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=LEGEND_POINTS)
     fig.suptitle("Predictive validity against the quota, beside its controls (JSD, EMD: against |gap|)")
     return fig

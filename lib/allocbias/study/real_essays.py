@@ -315,7 +315,7 @@ def figure_agreement(findings: RealEssayFindings) -> plt.Figure:
                y="expected grade (1-5), mean")
     handles, labels = axes[0].get_legend_handles_labels()
     axes[0].get_legend().remove()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, frameon=False)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     if len(findings.per_prompt):
         shown = [s for s in findings.parameters["systems"] if s in set(findings.per_prompt["system"])]
         boxes = axes[1].boxplot([findings.per_prompt.loc[findings.per_prompt["system"] == s, "spearman"]
@@ -353,7 +353,7 @@ def figure_gaps(findings: RealEssayFindings) -> plt.Figure:
         ax.axvline(0, color="0.5", lw=0.8)
         label_axes(ax, title=f"{metric} at k = {k_main}", x="", y="group (grouping)" if ax is axes.flat[0] else "")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, frameon=False)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.supxlabel("gap in selection rate, group − reference (share of appearances selected)", fontsize=10)
     fig.suptitle("Selection-rate gaps against the reference group, with 95% intervals")
     return fig

@@ -1156,7 +1156,7 @@ def figure_ndcg(findings: RealScoreFindings) -> Any:
     fig.tight_layout()
     fig.legend([*handles, Line2D([], [], color="black"), Patch(color="0.85")],
                [*labels, "ΔDP's own ranking, held out", "random ordering: mean to 97.5th percentile"],
-               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False, fontsize=10)
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
     return fig
 
 
@@ -1172,7 +1172,7 @@ def figure_shapes(findings: RealScoreFindings) -> Any:
     shapes = findings.shapes.dropna(subset=["skewness", "excess_kurtosis"])
     fig, ax = plt.subplots(figsize=(7, 4.2))
     sns.scatterplot(shapes, x="skewness", y="excess_kurtosis", hue="data set", s=14, alpha=0.6, ax=ax)
-    ax.legend(title=None, fontsize=9)
+    ax.legend(title=None)
     label_axes(ax, title="Shape of each group's score distribution per system", x="skewness", y="excess kurtosis")
     fig.tight_layout()
     return fig

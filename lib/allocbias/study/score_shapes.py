@@ -39,7 +39,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..scoring import items
 from ..measures import metrics, validity
-from ..plotting import GROUP_ORDER, group_palette, label_axes, system_palette
+from ..plotting import GROUP_ORDER, LEGEND_POINTS, group_palette, label_axes, system_palette
 from ..scoring.systems import parse_system
 from .findings import Findings
 
@@ -73,7 +73,6 @@ STUDY_PAIRWISE_ROUNDS = 30
 PILOT_ROUNDS, PILOT_GROUPS = 2, 4
 #: The Table 2 statistics, in the paper's order.
 PAIRWISE_COLUMNS = ("regular", "tie", "undetected", "flipped", "inconsistent")
-LEGEND_SIZE = 10
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -514,7 +513,7 @@ def figure_shapes(findings: ScoreShapeFindings) -> Figure:
     label_axes(ax, title="Shape of the pointwise scores: one point per (system, group, job)",
                x="skewness g1 (no unit; below 0: long lower tail)",
                y="excess kurtosis g2 (no unit; above 0: heavier tails than normal)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=LEGEND_SIZE)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=LEGEND_POINTS)
     return fig
 
 
@@ -540,7 +539,7 @@ def figure_label_mass(findings: ScoreShapeFindings) -> Figure:
                x="label mass M (probability, 0 to 1)", y="share of candidates with at most this mass (0 to 1)")
     ax.set_xlim(0, 1)
     if ax.get_legend() is not None:
-        plt.setp(ax.get_legend().get_texts(), fontsize=LEGEND_SIZE)
+        plt.setp(ax.get_legend().get_texts(), fontsize=LEGEND_POINTS)
     return fig
 
 
@@ -557,6 +556,6 @@ def figure_pairwise(findings: ScoreShapeFindings) -> Figure:
     label_axes(ax, title="Can the pairwise answers be used? (dashed: the paper's cut-off for inconsistent pairs)",
                x="percent of pairs (flipped, inconsistent) or of prompts (naming nobody)",
                y="paper's model (reported) or our system")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=LEGEND_SIZE)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=LEGEND_POINTS)
     ax.set_xlim(0, 100)
     return fig

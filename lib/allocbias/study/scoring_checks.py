@@ -552,7 +552,7 @@ def figure_label_mass(findings: ScoringFindings) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     sns.histplot(scores, x="label_mass", hue="system", hue_order=list(pd.unique(scores["system"])), bins=40,
                  element="step", fill=False, palette=system_palette(scores["system"].unique()), ax=ax)
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="system", fontsize=9)
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="system")
     ax.axvline(findings.low_mass, color="black", ls="--", lw=1)
     label_axes(ax, title="How much next-token probability lands on Yes/No, by system (dashed: warning threshold)",
                x="label mass M(a) (probability, 0 to 1)", y="candidates (count)")
@@ -568,7 +568,7 @@ def figure_scores(findings: ScoringFindings) -> plt.Figure:
         grid = sns.catplot(scores, kind="box", x="quality", y="score", hue="group", hue_order=list(GROUP_ORDER),
                            palette=group_palette(), order=list(data.QUALITIES), col="system",
                            col_wrap=min(n_panels, 2), sharey=False, fliersize=1.5, linewidth=0.7, height=3.4,
-                           aspect=1.6)
+                           aspect=1.3)
     grid.set_titles("{col_name}")
     grid.set_axis_labels("résumé quality", "score = P_n(Yes)")
     grid.figure.suptitle(f"Pointwise scores by résumé quality and group, {n_panels} system(s), "
@@ -582,7 +582,7 @@ def figure_resume_means(findings: ScoringFindings) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     sns.stripplot(findings.resume_means[findings.resume_means["system"] == first], x="mean score", y="job",
                   hue="quality", hue_order=list(data.QUALITIES), size=8, jitter=0.15, palette="viridis", ax=ax)
-    ax.legend(title="quality", fontsize=9)
+    ax.legend(title="quality")
     label_axes(ax, title=f"Mean score of each résumé over its names ({first})", x="mean score (0 to 1)", y="job")
     return fig
 

@@ -405,7 +405,7 @@ def figure_name_frequency(findings: TaskAndDataFindings) -> plt.Figure:
     sns.lineplot(findings.first_names, x="rank", y="frequency", hue="group", hue_order=order,
                  palette=group_palette(), ax=ax)
     ax.set_yscale("log")
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="group", fontsize=9)
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="group")
     label_axes(ax, title="How common the chosen first names are, by rank within the group",
                x="rank of the name within its group (1 = most common)",
                y="P(name | race), voter files (share, log scale)")
