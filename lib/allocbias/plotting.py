@@ -40,6 +40,8 @@ __all__ = [
     "METRIC_SHORT",
     "METRIC_COLOUR_INDEX",
     "METRIC_MARKERS",
+    "SEX_MARKERS",
+    "with_sex",
     "metric_palette",
     "system_palette",
     "SYSTEM_COLOURS",
@@ -118,6 +120,26 @@ def group_palette(groups: Sequence[str] | None = None) -> dict[str, tuple[float,
     extra = [g for g in groups if g not in base]
     others = dict(zip(extra, sns.color_palette("colorblind", max(len(extra), 1)), strict=False))
     return {g: base.get(g, others.get(g)) for g in groups}
+
+
+#: Marker of each sex in scatter plots of the résumé groups (whose colour gives race, shade sex): the two shades of
+#: one hue stay apart by shape too.
+SEX_MARKERS: dict[str, str] = {"Male": "o", "Female": "s"}
+
+
+def with_sex(frame: pd.DataFrame, group: str = "group") -> pd.DataFrame:
+    """``frame`` with a column ``sex``, the first word of each résumé group ("Male White" -> "Male"), to draw as a
+    marker or line style beside the group's colour (:data:`SEX_MARKERS`).
+
+    >>> with_sex(pd.DataFrame({"group": ["Male White", "Female Black"]}))["sex"].tolist()
+    ['Male', 'Female']
+    """
+    _require_columns(frame, [group], name="frame")
+    sex = frame[group].astype(str).str.split().str[0]
+    unknown = sorted(set(sex) - set(SEX_MARKERS))
+    if unknown:
+        raise ValueError(f"groups of column {group!r} must start with Male or Female, found {unknown}")
+    return frame.assign(sex=sex)
 
 
 #: Each metric's colour, as an index into seaborn's ``colorblind`` palette: blue, orange, green, pink, grey, tan.

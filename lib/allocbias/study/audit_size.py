@@ -609,6 +609,14 @@ def _one(frame: pd.DataFrame, **where: Any) -> pd.Series:
     return frame[mask].iloc[0]
 
 
+def _reliability_values(row: pd.Series, prefix: str, suffix: str = "") -> dict[str, float]:
+    """The glued reliability of one gap: its split-half value with interval, and at the audited size."""
+    return {f"{prefix}_gap_reliability{suffix}": float(row["reliability"]),
+            f"{prefix}_gap_reliability_lo{suffix}": float(row["lo"]),
+            f"{prefix}_gap_reliability_hi{suffix}": float(row["hi"]),
+            f"{prefix}_audited_reliability{suffix}": float(row["reliability audited"])}
+
+
 def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, bb_answers: int, jd_resumes: int
                         ) -> tuple[dict[str, Any], dict[str, str]]:
     v: dict[str, Any] = {}
@@ -627,10 +635,7 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
     for level, tag in tags.items():
         for k in f.parameters["ks"]:
             row = _one(f.lippens_levels, level=level, k=k)
-            v[f"lippens_{tag}_gap_reliability_k{k}"] = float(row["reliability"])
-            v[f"lippens_{tag}_gap_reliability_lo_k{k}"] = float(row["lo"])
-            v[f"lippens_{tag}_gap_reliability_hi_k{k}"] = float(row["hi"])
-            v[f"lippens_{tag}_audited_reliability_k{k}"] = float(row["reliability audited"])
+            v.update(_reliability_values(row, f"lippens_{tag}", f"_k{k}"))
             v[f"lippens_{tag}_points_k{k}"] = int(row["points"])
             p[f"lippens_{tag}_word_k{k}"] = reliability_word(float(row["reliability"]))
             for target, t in ((0.5, "05"), (0.8, "08")):
@@ -672,10 +677,7 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
         row = _one(f.needed, **{"data set": dataset})
         v[f"{tag}_size_per_half"] = int(row["size per half"])
         v[f"{tag}_audited"] = int(audited)
-        v[f"{tag}_gap_reliability"] = float(row["reliability"])
-        v[f"{tag}_gap_reliability_lo"] = float(row["lo"])
-        v[f"{tag}_gap_reliability_hi"] = float(row["hi"])
-        v[f"{tag}_audited_reliability"] = float(row["reliability audited"])
+        v.update(_reliability_values(row, tag))
         v[f"{tag}_one_unit_reliability"] = float(row["reliability of one unit"])
         v[f"{tag}_units_for_08"] = float(row["units for 0.8"])
         p[f"{tag}_word"] = reliability_word(float(row["reliability"]))
@@ -763,7 +765,7 @@ def figure_forecast(findings: AuditSizeFindings, *, k: int = 1) -> Any:
         ax.axvline(0, color="0.5", lw=0.8)
         ax.set_yticks(y, [STATISTIC_NAMES[s] for s in order])
         label_axes(ax, title=level, x="held-out r with the other half's ΔDP", y="")
-    fig.suptitle(f"Forecasting one half's top-{k} gap from the other ({top} vacancies per job type each); "
+    fig.suptitle(f"Forecasting one half's top-{k} gap from the other ({top} vacancies per job type each)\n"
                  "grey: permutation null, black: ceiling")
     fig.tight_layout()
     return fig

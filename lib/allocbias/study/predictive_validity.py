@@ -47,7 +47,8 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, group_palette, label_axes, metric_palette, show_table
+from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, group_palette, label_axes,
+                        metric_palette, show_table, with_sex)
 from ..scoring.systems import MODELS, parse_system
 from .findings import Findings
 
@@ -815,8 +816,9 @@ def figure_scatter(findings: PredictiveValidityFindings, gap: str) -> Figure:
         metric=m, value=points[column[m]], gap=points[gap] if directional(m) else points[gap].abs()) for m in METRICS],
         ignore_index=True)
     who = "all candidates" if gap == "dDP" else "qualified candidates"
-    grid = sns.relplot(long, x="value", y="gap", col="metric", col_order=METRICS, col_wrap=2, hue="group",
-                       hue_order=findings.others, palette=group_palette(), s=24, alpha=0.8, height=3.2, aspect=1.35,
+    grid = sns.relplot(with_sex(long), x="value", y="gap", col="metric", col_order=METRICS, col_wrap=2, hue="group",
+                       hue_order=findings.others, palette=group_palette(), style="sex", markers=SEX_MARKERS,
+                       style_order=list(SEX_MARKERS), s=24, alpha=0.8, height=3.2, aspect=1.35,
                        facet_kws={"sharex": False, "sharey": False})
     for ax, m in zip(grid.axes.flat, METRICS):
         label_axes(ax, title=f"{SHORT[m]}, {who}: r = {ours.loc[(m, gap), 'r']:.2f}", x=f"{SHORT[m]} ({UNITS[m]})",
@@ -859,7 +861,8 @@ def figure_pairwise(findings: PredictiveValidityFindings) -> Figure | None:
     for row_axes, gap in zip(axes, GAPS):
         for ax, metric in zip(row_axes, PW_METRICS):
             column = metric if gap == "dDP" else f"{metric}_qualified"
-            sns.scatterplot(pw_points, x=column, y=gap, hue="group", hue_order=findings.others, palette=group_palette(),
+            sns.scatterplot(with_sex(pw_points), x=column, y=gap, hue="group", hue_order=findings.others,
+                            palette=group_palette(), style="sex", markers=SEX_MARKERS, style_order=list(SEX_MARKERS),
                             s=40, ax=ax, legend=(gap == "dDP" and metric == "avg_gap"))
             label_axes(ax, title=f"{SHORT[metric]} vs {GAP_LABEL[gap]}: r = {pw_ours.loc[(metric, gap), 'r']:.2f}",
                        x=f"pairwise {SHORT[metric]}" + (" (qualified)" if gap == "dEO" else "")
