@@ -56,6 +56,28 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
 
 
+def fragment(record: dict) -> str:
+    """The paragraph and table of ``book/make_book_time.md`` from a measurement record (the JSON beside it)."""
+    slowest = sorted(record["chapters_seconds"].items(), key=lambda kv: -kv[1])[:3]
+    rows = "\n".join(f"| {stem} | {seconds:.0f} |" for stem, seconds in record["chapters_seconds"].items())
+    return f"""<!-- written by scripts/time_book.py from a measurement; do not edit by hand -->
+`make book` (default profile) from a fresh clone of commit `{record['commit']}`, measured on {record['date']} on a machine with
+{record['machine']} (Python {record['python']}; one-minute load average {record['load_average_1min_before']} before,
+{record['load_average_1min_after']} after): **{_minutes(record['total_seconds'])}** in all, {'within' if record['total_seconds'] <= GOAL_MINUTES * 60
+else 'over'} the project's goal of {GOAL_MINUTES} minutes: executing the {len(record['chapters_seconds'])} chapters took
+{_minutes(record['execute_seconds'])}, building the HTML {record['html_seconds']:.0f} s. The slowest chapters were {', '.join(f'{s} ({v:.0f} s)'
+for s, v in slowest)}.
+
+```{{admonition}} Each chapter's time (seconds, default profile)
+:class: dropdown
+
+| chapter | seconds |
+| --- | ---: |
+{rows}
+```
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the clone (and its built book) in this folder")
@@ -82,27 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         "html_seconds": round(html_s, 1), "total_seconds": round(total, 1), "goal_minutes": GOAL_MINUTES,
         "chapters_seconds": {k: round(v, 1) for k, v in chapters.items()},
     }
-    slowest = sorted(chapters.items(), key=lambda kv: -kv[1])[:3]
-    rows = "\n".join(f"| {stem} | {seconds:.0f} |" for stem, seconds in chapters.items())
-    fragment = f"""<!-- written by scripts/time_book.py from a measurement; do not edit by hand -->
-`make book` (default profile) from a fresh clone of commit `{commit}`, measured on {record['date']} on a machine with
-{record['machine']} (Python {record['python']}; one-minute load average {record['load_average_1min_before']} before,
-{record['load_average_1min_after']} after): **{_minutes(total)}** in all, {'within' if total <= GOAL_MINUTES * 60
-else 'over'} the project's goal of {GOAL_MINUTES} minutes: executing the {len(chapters)} chapters took
-{_minutes(execute_s)}, building the HTML {html_s:.0f} s. The slowest chapters were {', '.join(f'{s} ({v:.0f} s)'
-for s, v in slowest)}.
-
-```{{admonition}} Each chapter's time (seconds, default profile)
-:class: dropdown
-
-| chapter | seconds |
-| --- | ---: |
-{rows}
-```
-"""
-    (ROOT / "book" / "make_book_time.md").write_text(fragment, encoding="utf-8")
+    text = fragment(record)
+    (ROOT / "book" / "make_book_time.md").write_text(text, encoding="utf-8")
     (ROOT / "book" / "make_book_time.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(fragment)
+    print(text)
     if args.keep:
         if args.keep.exists():
             shutil.rmtree(args.keep)

@@ -225,3 +225,18 @@ def test_the_book_pages_quote_only_numbers_their_chapters_glue():
                             if c["cell_type"] == "markdown")
             assert re.search(rf"\{{glue:text\}}`{re.escape(key)}[`:]", prose), f"{page.name}: {stem} never quotes {key}"
     assert refs >= 20
+
+
+def test_the_make_book_time_is_the_recorded_measurement_and_within_the_goal():
+    """book/running.md includes book/make_book_time.md, which scripts/time_book.py writes from its measurement
+    record (book/make_book_time.json): the page says what was measured, not a number typed by hand."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("time_book", ROOT / "scripts" / "time_book.py")
+    time_book = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(time_book)
+    record = json.loads((ROOT / "book" / "make_book_time.json").read_text(encoding="utf-8"))
+    assert (ROOT / "book" / "make_book_time.md").read_text(encoding="utf-8") == time_book.fragment(record)
+    assert "{include} make_book_time.md" in (ROOT / "book" / "running.md").read_text(encoding="utf-8")
+    assert set(record["chapters_seconds"]) == {p.stem for p in toc_notebooks(root=ROOT)}
+    assert record["total_seconds"] <= record["goal_minutes"] * 60
