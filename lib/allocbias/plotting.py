@@ -42,6 +42,7 @@ __all__ = [
     "METRIC_MARKERS",
     "SEX_MARKERS",
     "with_sex",
+    "group_handles",
     "metric_palette",
     "system_palette",
     "SYSTEM_COLOURS",
@@ -140,6 +141,30 @@ def with_sex(frame: pd.DataFrame, group: str = "group") -> pd.DataFrame:
     if unknown:
         raise ValueError(f"groups of column {group!r} must start with Male or Female, found {unknown}")
     return frame.assign(sex=sex)
+
+
+def group_handles(groups: Sequence[str], *, kind: str = "marker") -> dict[str, Any]:
+    """Legend entries of the résumé groups, each in its colour (:func:`group_palette`) and its sex's marker
+    (``kind="marker"``, :data:`SEX_MARKERS`) or line style (``kind="line"``: solid for men, dashed for women), as a
+    mapping from label to handle for ``ax.legend(handles=list(h.values()))`` or ``FacetGrid.add_legend(legend_data=h)``.
+
+    >>> h = group_handles(["Male White", "Female White"], kind="line")
+    >>> [(label, line.get_linestyle()) for label, line in h.items()]
+    [('Male White', '-'), ('Female White', '--')]
+    """
+    from matplotlib.lines import Line2D
+
+    if kind not in ("marker", "line"):
+        raise ValueError(f"kind must be 'marker' or 'line', got {kind!r}")
+    sexes = with_sex(pd.DataFrame({"group": list(groups)}))["sex"].tolist()
+    palette = group_palette(list(groups))
+    out = {}
+    for g, sex in zip(groups, sexes, strict=True):
+        if kind == "marker":
+            out[g] = Line2D([], [], color=palette[g], marker=SEX_MARKERS[sex], linestyle="", markersize=7, label=g)
+        else:
+            out[g] = Line2D([], [], color=palette[g], linestyle="-" if sex == "Male" else "--", lw=2, label=g)
+    return out
 
 
 #: Each metric's colour, as an index into seaborn's ``colorblind`` palette: blue, orange, green, pink, grey, tan.

@@ -47,8 +47,8 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, group_palette, label_axes,
-                        metric_palette, show_table, with_sex)
+from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, group_handles, group_palette,
+                        label_axes, metric_palette, show_table, with_sex)
 from ..scoring.systems import MODELS, parse_system
 from .findings import Findings
 
@@ -818,8 +818,9 @@ def figure_scatter(findings: PredictiveValidityFindings, gap: str) -> Figure:
     who = "all candidates" if gap == "dDP" else "qualified candidates"
     grid = sns.relplot(with_sex(long), x="value", y="gap", col="metric", col_order=METRICS, col_wrap=2, hue="group",
                        hue_order=findings.others, palette=group_palette(), style="sex", markers=SEX_MARKERS,
-                       style_order=list(SEX_MARKERS), s=24, alpha=0.8, height=3.2, aspect=1.35,
+                       style_order=list(SEX_MARKERS), s=24, alpha=0.8, height=3.2, aspect=1.35, legend=False,
                        facet_kws={"sharex": False, "sharey": False})
+    grid.add_legend(legend_data=group_handles(findings.others), title="group")
     for ax, m in zip(grid.axes.flat, METRICS):
         label_axes(ax, title=f"{SHORT[m]}, {who}: r = {ours.loc[(m, gap), 'r']:.2f}", x=f"{SHORT[m]} ({UNITS[m]})",
                    y=f"{correlated_with(m, gap)} (rate gap, top {findings.k} of {findings.n_groups})")
@@ -863,12 +864,13 @@ def figure_pairwise(findings: PredictiveValidityFindings) -> Figure | None:
             column = metric if gap == "dDP" else f"{metric}_qualified"
             sns.scatterplot(with_sex(pw_points), x=column, y=gap, hue="group", hue_order=findings.others,
                             palette=group_palette(), style="sex", markers=SEX_MARKERS, style_order=list(SEX_MARKERS),
-                            s=40, ax=ax, legend=(gap == "dDP" and metric == "avg_gap"))
+                            s=40, ax=ax, legend=False)
             label_axes(ax, title=f"{SHORT[metric]} vs {GAP_LABEL[gap]}: r = {pw_ours.loc[(metric, gap), 'r']:.2f}",
                        x=f"pairwise {SHORT[metric]}" + (" (qualified)" if gap == "dEO" else "")
                        + (" (share won both ways)" if metric == "avg_gap" else ", −1 to 1"),
                        y=f"{GAP_LABEL[gap]} (rate gap, top {findings.k} of {findings.n_groups})")
-    axes[0, 1].legend(title="group", bbox_to_anchor=(1.02, 1), loc="upper left")
+    axes[0, 1].legend(handles=list(group_handles(findings.others).values()), title="group", bbox_to_anchor=(1.02, 1),
+                      loc="upper left")
     fig.suptitle(f"Pairwise bias metrics against the allocation gaps: {len(pw_points)} points "
                  f"({', '.join(findings.pairwise_kept)}; {findings.pairwise_rounds} pools per job)")
     fig.tight_layout()

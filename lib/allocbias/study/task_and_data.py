@@ -38,7 +38,7 @@ from ..audited import data, prompts
 from ..audited import names as name_rule
 from ..measures.genderbench import build_items, pivot_attempts
 from ..measures.selection import draw_group_pools
-from ..plotting import GROUP_ORDER, group_palette, label_axes
+from ..plotting import GROUP_ORDER, SEX_MARKERS, group_handles, group_palette, label_axes, with_sex
 from .findings import Findings
 
 __all__ = [
@@ -402,10 +402,11 @@ def figure_name_frequency(findings: TaskAndDataFindings) -> plt.Figure:
     (log scale)."""
     order = list(GROUP_ORDER)
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    sns.lineplot(findings.first_names, x="rank", y="frequency", hue="group", hue_order=order,
-                 palette=group_palette(), ax=ax)
+    sns.lineplot(with_sex(findings.first_names), x="rank", y="frequency", hue="group", hue_order=order,
+                 palette=group_palette(), style="sex", style_order=list(SEX_MARKERS), legend=False, ax=ax)
     ax.set_yscale("log")
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="group")
+    ax.legend(handles=list(group_handles(order, kind="line").values()), title="group", loc="upper left",
+              bbox_to_anchor=(1.01, 1))
     label_axes(ax, title="How common the chosen first names are, by rank within the group",
                x="rank of the name within its group (1 = most common)",
                y="P(name | race), voter files (share, log scale)")
