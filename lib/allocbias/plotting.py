@@ -43,6 +43,7 @@ __all__ = [
     "SEX_MARKERS",
     "with_sex",
     "group_handles",
+    "hatch_women",
     "metric_palette",
     "system_palette",
     "SYSTEM_COLOURS",
@@ -165,6 +166,39 @@ def group_handles(groups: Sequence[str], *, kind: str = "marker") -> dict[str, A
         else:
             out[g] = Line2D([], [], color=palette[g], linestyle="-" if sex == "Male" else "--", lw=2, label=g)
     return out
+
+
+def hatch_women(fig: Figure, groups: Sequence[str], *, hatch: str = "///") -> int:
+    """Hatch every filled box or bar of ``fig`` (its legends' too) whose colour is a woman's group in
+    :func:`group_palette`, so that the light and dark shades of one hue also differ by pattern; returns how many
+    patches were hatched. Each patch takes the group whose colour is nearest its face colour (seaborn may
+    desaturate fills).
+
+    >>> fig, ax = plt.subplots()
+    >>> p = group_palette(["Male White", "Female White"])
+    >>> _ = ax.bar([0, 1], [1, 2], color=[p["Male White"], p["Female White"]])
+    >>> hatch_women(fig, ["Male White", "Female White"]), [b.get_hatch() for b in ax.patches]
+    (1, [None, '///'])
+    >>> plt.close(fig)
+    """
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import Patch
+
+    groups = list(groups)
+    sexes = with_sex(pd.DataFrame({"group": groups}))["sex"].tolist()
+    colours = np.array([to_rgb(c) for c in group_palette(groups).values()])
+    patches = [p for ax in fig.axes for p in ax.patches]
+    patches += [p for lg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if lg is not None
+                for p in lg.get_patches()]
+    hatched = 0
+    for patch in patches:
+        if not isinstance(patch, Patch) or patch.get_facecolor()[3] == 0:
+            continue
+        nearest = int(np.argmin(((colours - np.array(patch.get_facecolor()[:3])) ** 2).sum(axis=1)))
+        if sexes[nearest] == "Female":
+            patch.set_hatch(hatch)
+            hatched += 1
+    return hatched
 
 
 #: Each metric's colour, as an index into seaborn's ``colorblind`` palette: blue, orange, green, pink, grey, tan.

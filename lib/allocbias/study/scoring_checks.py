@@ -41,7 +41,7 @@ from .. import checks
 from ..audited import data
 from ..audited.prompts import RESUME_LABELS
 from ..measures import metrics
-from ..plotting import GROUP_ORDER, group_palette, label_axes, order_groups, system_palette
+from ..plotting import GROUP_ORDER, group_palette, hatch_women, label_axes, order_groups, system_palette
 from ..scoring import items, serving, store
 from ..scoring.engine import label_variants
 from ..scoring.models import REGISTRY, load_tokenizer
@@ -569,6 +569,7 @@ def figure_scores(findings: ScoringFindings) -> plt.Figure:
                            palette=group_palette(), order=list(data.QUALITIES), col="system",
                            col_wrap=min(n_panels, 2), sharey=False, fliersize=1.5, linewidth=0.7, height=3.4,
                            aspect=1.3)
+    hatch_women(grid.figure, list(GROUP_ORDER))  # the two shades of a race's hue differ by pattern too
     grid.set_titles("{col_name}")
     grid.set_axis_labels("résumé quality", "score = P_n(Yes)")
     grid.figure.suptitle(f"Pointwise scores by résumé quality and group, {n_panels} system(s), "
