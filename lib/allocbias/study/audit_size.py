@@ -764,7 +764,8 @@ def figure_forecast(findings: AuditSizeFindings, *, k: int = 1) -> Any:
                     fmt="o", color="tab:blue", capsize=3)
         ax.axvline(0, color="0.5", lw=0.8)
         ax.set_yticks(y, [STATISTIC_NAMES[s] for s in order])
-        label_axes(ax, title=level, x="held-out r with the other half's ΔDP", y="")
+        label_axes(ax, title=level, x="", y="")
+    fig.supxlabel("held-out r with the other half's ΔDP, every panel")  # one label: three would run together
     fig.suptitle(f"Forecasting one half's top-{k} gap from the other ({top} vacancies per job type each)\n"
                  "grey: permutation null, black: ceiling")
     fig.tight_layout()

@@ -293,9 +293,9 @@ def figure_intervals(findings: GroupCorrelationFindings) -> plt.Figure:
         ax.axvline(findings.pooled.loc[("dDP", metric), "r"], color="grey", ls="--", lw=1)
         ax.set_xlim(-1.05, 1.05)
         ax.set_yticks(range(len(others)), others)
-        label_axes(ax, title=METRIC_SHORT[metric], x="Pearson r with ΔDP (−1 to 1)",
-                   y="group A" if metric == METRICS[0] else "")
+        label_axes(ax, title=METRIC_SHORT[metric], x="", y="group A" if metric == METRICS[0] else "")
     axes[0].invert_yaxis()
+    fig.supxlabel("Pearson r with ΔDP (−1 to 1), every panel")  # one label: four would run into each other
     fig.suptitle(f"Per-group correlation with ΔDP and its {100 * findings.parameters['confidence']:.0f}% interval "
                  "(dashed: all groups pooled)")
     return fig
