@@ -26,13 +26,13 @@ Pure functions; no other module of the library is imported.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["count", "is_int", "pairwise_design", "quota", "quotas", "require_columns", "seed"]
+__all__ = ["count", "is_int", "pairwise_design", "proportion", "quota", "quotas", "require_columns", "seed"]
 
 
 def is_int(value: Any) -> bool:
@@ -61,6 +61,22 @@ def count(value: Any, name: str, minimum: int = 1) -> int:
     if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def proportion(value: Any, name: str) -> float:
+    """``value`` as a ``float`` after checking that it is a number strictly between 0 and 1 (a rate, a share, a
+    probability).
+
+    >>> proportion(0.25, "comparator_rate")
+    0.25
+    >>> proportion(1, "ll144_ratio")
+    Traceback (most recent call last):
+    ...
+    ValueError: ll144_ratio must be a number in (0, 1), got 1
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
 
 
 def seed(value: Any, name: str = "seed") -> int:

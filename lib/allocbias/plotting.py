@@ -41,6 +41,7 @@ __all__ = [
     "METRIC_COLOUR_INDEX",
     "METRIC_MARKERS",
     "SEX_MARKERS",
+    "SEX_LINESTYLES",
     "with_sex",
     "group_handles",
     "hatch_women",
@@ -127,6 +128,8 @@ def group_palette(groups: Sequence[str] | None = None) -> dict[str, tuple[float,
 #: Marker of each sex in scatter plots of the résumé groups (whose colour gives race, shade sex): the two shades of
 #: one hue stay apart by shape too.
 SEX_MARKERS: dict[str, str] = {"Male": "o", "Female": "s"}
+#: Line style of each sex in line plots of the résumé groups (solid for men, dashed for women).
+SEX_LINESTYLES: dict[str, str] = {"Male": "-", "Female": "--"}
 
 
 def with_sex(frame: pd.DataFrame, group: str = "group") -> pd.DataFrame:
@@ -146,7 +149,7 @@ def with_sex(frame: pd.DataFrame, group: str = "group") -> pd.DataFrame:
 
 def group_handles(groups: Sequence[str], *, kind: str = "marker") -> dict[str, Any]:
     """Legend entries of the résumé groups, each in its colour (:func:`group_palette`) and its sex's marker
-    (``kind="marker"``, :data:`SEX_MARKERS`) or line style (``kind="line"``: solid for men, dashed for women), as a
+    (``kind="marker"``, :data:`SEX_MARKERS`) or line style (``kind="line"``, :data:`SEX_LINESTYLES`), as a
     mapping from label to handle for ``ax.legend(handles=list(h.values()))`` or ``FacetGrid.add_legend(legend_data=h)``.
 
     >>> h = group_handles(["Male White", "Female White"], kind="line")
@@ -164,7 +167,7 @@ def group_handles(groups: Sequence[str], *, kind: str = "marker") -> dict[str, A
         if kind == "marker":
             out[g] = Line2D([], [], color=palette[g], marker=SEX_MARKERS[sex], linestyle="", markersize=7, label=g)
         else:
-            out[g] = Line2D([], [], color=palette[g], linestyle="-" if sex == "Male" else "--", lw=2, label=g)
+            out[g] = Line2D([], [], color=palette[g], linestyle=SEX_LINESTYLES[sex], lw=2, label=g)
     return out
 
 

@@ -25,8 +25,7 @@ import pandas as pd
 
 from ..audited import data as D
 from ..scoring.items import ellipse_pointwise_items, resume_pointwise_items
-from ..audited.prompts import ESSAY_LABELS, RESUME_LABELS, TEMPLATES
-from .store import PROVENANCE_FILE, ScoreStore, canonical_json, content_hash
+from .store import PROVENANCE_FILE, ScoreStore, canonical_json
 from .systems import MODELS, PRECISIONS, STUDY_SYSTEMS, SYSTEM_COLUMNS, WORDINGS, System, as_systems
 from .systems import parse_served_system, parse_system, served_system_id
 from .systems import systems as systems_grid

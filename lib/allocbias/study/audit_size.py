@@ -274,13 +274,6 @@ def planning_table(per_unit: Mapping[str, float], designs: Sequence[tuple[int, i
     return out
 
 
-def _ll144_rate(comparator_rate: Any) -> float:
-    if isinstance(comparator_rate, bool) or not isinstance(comparator_rate, (int, float)) \
-            or not 0 < comparator_rate < 1:
-        raise ValueError(f"comparator_rate must be a selection rate in (0, 1), got {comparator_rate!r}")
-    return float(comparator_rate)
-
-
 def ll144_planning_table(applicants: Sequence[int] = LL144_APPLICANTS, comparator_rate: float = 0.25, *,
                          bound: float = ll144.FOUR_FIFTHS, power: float = ll144.POWER) -> pd.DataFrame:
     r"""The Local Law 144 rows of the planning table: for each number of applicants per group (the comparator as
@@ -291,7 +284,7 @@ def ll144_planning_table(applicants: Sequence[int] = LL144_APPLICANTS, comparato
     >>> ll144_planning_table([40, 400], 0.25).round(3).to_dict("list")
     {'applicants per group': [40, 400], 'comparator rate': [0.25, 0.25], 'false-flag rate': [0.276, 0.035], 'detectable ratio': [0.534, 0.712]}
     """
-    rate = _ll144_rate(comparator_rate)
+    rate = checks.proportion(comparator_rate, "comparator_rate")
     sizes = np.array([checks.count(n, "ll144_applicants") for n in applicants], dtype=np.int64)
     if sizes.size == 0:
         raise ValueError("ll144_applicants must name at least one number of applicants per group")
@@ -322,10 +315,9 @@ def ll144_size_needed(comparator_rate: float = 0.25, *, false_flag: float = 0.05
     >>> ll144_size_needed(0.25, search_max=600)
     {'false_flag_n': 328, 'detect_n': 307}
     """
-    rate = _ll144_rate(comparator_rate)
-    for name, value in (("false_flag", false_flag), ("ratio", ratio)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    rate = checks.proportion(comparator_rate, "comparator_rate")
+    checks.proportion(false_flag, "false_flag")
+    checks.proportion(ratio, "ratio")
     n = np.arange(1, checks.count(search_max, "search_max", 2) + 1)
     ffr = ll144.false_flag_rate(n, n, rate, bound=bound)
     det = ll144.detectable_ratio(n, n, rate, power=power, bound=bound)
@@ -496,8 +488,7 @@ def audit_size_findings(
         raise ValueError(f"ks must include 1 (the chapter's main quota), got {ks}")
     for name, value in (("ll144_rate", ll144_rate), ("ll144_false_flag", ll144_false_flag),
                         ("ll144_ratio", ll144_ratio)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+        checks.proportion(value, name)
     ll144_planning = ll144_planning_table(ll144_applicants, ll144_rate)
     ll144_needed = ll144_size_needed(ll144_rate, false_flag=ll144_false_flag, ratio=ll144_ratio)
     lippens_sizes = sorted({checks.count(s, "lippens_sizes") for s in lippens_sizes})

@@ -36,7 +36,7 @@ from ..audited import data, datasets
 from ..measures import metrics, rankings
 from ..measures import genderbench as G
 from ..checks import require_columns
-from ..plotting import label_axes, order_groups
+from ..plotting import SEX_LINESTYLES, SEX_MARKERS, label_axes, order_groups
 from ..measures.validity import control_words, pearson, validity_controls, verdict_column, verdict_words
 from .findings import Findings
 
@@ -89,9 +89,8 @@ def group_style(group: str) -> dict[str, Any]:
                          f"{data.RACES}, got {group!r}")
     palette = sns.color_palette("colorblind", 10)
     color = [palette[i] for i in _RACE_COLOURS][list(data.RACES).index(race)]
-    male = gender == "Male"
-    return {"color": color, "marker": "o" if male else "s", "linestyle": "-" if male else "--",
-            "markerfacecolor": color if male else "white"}
+    return {"color": color, "marker": SEX_MARKERS[gender], "linestyle": SEX_LINESTYLES[gender],
+            "markerfacecolor": color if gender == "Male" else "white"}
 
 
 def path_text(values: Sequence[float]) -> str:

@@ -316,9 +316,8 @@ def ll144_audits_findings(
     naming the parameter.
     """
     spreads = _check(bound, tol, exclude_below, sim_spreads)
-    for name, value in (("size_ratio", size_ratio), ("size_false_flag", size_false_flag)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    size_ratio, size_false_flag = checks.proportion(size_ratio, "size_ratio"), \
+        checks.proportion(size_false_flag, "size_false_flag")
     sim_n = checks.count(sim_n, "sim_n", 2)
     points = checks.count(grid_points, "grid_points", 2)
     seed = checks.seed(seed)

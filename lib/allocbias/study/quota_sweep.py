@@ -38,7 +38,8 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import GROUP_ORDER, LEGEND_POINTS, METRIC_SHORT, group_palette, label_axes, metric_palette
+from ..plotting import (GROUP_ORDER, LEGEND_POINTS, METRIC_SHORT, SEX_MARKERS, group_palette, label_axes,
+                        metric_palette, with_sex)
 from .findings import Findings
 
 __all__ = [
@@ -338,10 +339,10 @@ def figure_gaps_by_quota(findings: QuotaSweepFindings) -> Figure:
     """Each group's mean :math:`\\Delta DP` against White men per quota, one panel per system (a selection-rate
     difference, no unit; dashed lines: women)."""
     p = findings.parameters
-    gaps = findings.gaps_by_group.assign(sex=findings.gaps_by_group["group"].str.split().str[0])
+    gaps = with_sex(findings.gaps_by_group)
     # a group's sex is its line style as well as its shade, so the two shades of one colour stay apart
     grid = sns.relplot(gaps, x="k", y="dDP", hue="group", hue_order=p["others"], palette=group_palette(),
-                       style="sex", style_order=["Male", "Female"], col="system", col_order=p["systems"], col_wrap=3,
+                       style="sex", style_order=list(SEX_MARKERS), col="system", col_order=p["systems"], col_wrap=3,
                        kind="line", marker="o", height=2.9, aspect=1.15)
     for ax in grid.axes.flat:
         ax.axhline(0, color="grey", lw=0.8)

@@ -410,7 +410,9 @@ def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), rates
     """The four-fifths rule's operating characteristics of every compared group of impact-ratio tables
     (:func:`~allocbias.measures.ll144.tables.impact_ratio_table`, one table per value of the columns ``by``), at
     its counts against its table's comparator, the comparator's true rate its observed rate
-    (:func:`~allocbias.measures.ll144.power.four_fifths_characteristics`).
+    (:func:`~allocbias.measures.ll144.power.false_flag_rate`, :func:`~allocbias.measures.ll144.power.detectable_ratio`,
+    :func:`~allocbias.measures.ll144.power.fisher_p_value`; not ``four_fifths_characteristics``, which needs whole
+    selected counts, since the rows of status ``"rate only"`` have none).
 
     Returns one row per row of ``table`` (same index): ``status``, the comparator's ``comparator_applicants``,
     ``comparator_selected`` and ``comparator_rate``, ``false_flag_rate``, ``detectable_ratio`` and ``p_value``
