@@ -38,8 +38,8 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import (GROUP_ORDER, LEGEND_POINTS, METRIC_SHORT, SEX_MARKERS, group_palette, label_axes,
-                        metric_palette, with_sex)
+from ..plotting import (GROUP_ORDER, LEGEND_POINTS, METRIC_SHORT, SEX_MARKERS, group_handles, group_palette,
+                        label_axes, metric_palette, with_sex)
 from .findings import Findings
 
 __all__ = [
@@ -343,12 +343,12 @@ def figure_gaps_by_quota(findings: QuotaSweepFindings) -> Figure:
     # a group's sex is its line style as well as its shade, so the two shades of one colour stay apart
     grid = sns.relplot(gaps, x="k", y="dDP", hue="group", hue_order=p["others"], palette=group_palette(),
                        style="sex", style_order=list(SEX_MARKERS), col="system", col_order=p["systems"], col_wrap=3,
-                       kind="line", marker="o", height=2.9, aspect=1.15)
+                       kind="line", marker="o", height=2.9, aspect=1.15, legend=False)
     for ax in grid.axes.flat:
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(p["quotas"])
     grid.set_titles("{col_name}").set_axis_labels(_pool_axis(findings), "ΔDP vs White men")
-    plt.setp(grid.legend.get_texts(), fontsize=LEGEND_POINTS)
+    grid.add_legend(legend_data=group_handles(p["others"], kind="line"), title="group")  # colour and dash each
     grid.figure.suptitle(f"How each group's selection-rate gap changes with the quota (mean over {len(p['jobs'])} "
                          f"jobs, {p['rounds']} rounds per job)", y=1.03)
     return grid.figure
