@@ -10,7 +10,7 @@
               the decision and gap tables (measures.tables) and simulated systems (measures.synthetic)
     book      the book's machinery: the papermill runner (book.runner) and how a built page reads (book.reading)
     study     the chapters' findings modules and their base (study.findings), nothing else
-    audit, ll144_command, cli   the commands on top; checks, plotting, _renamed: helpers every layer may use
+    audit, ll144_command, cli   the commands on top; checks, outputs, plotting, _renamed: helpers every layer may use
 
 Who may import whom (besides itself and the helpers)::
 
@@ -40,7 +40,7 @@ import allocbias
 
 LIB = Path(allocbias.__file__).parent
 LAYERS = ("audited", "scoring", "measures", "book", "study")
-HELPERS = {"checks", "plotting", "_renamed"}
+HELPERS = {"checks", "outputs", "plotting", "_renamed"}
 COMMANDS = {"audit", "ll144_command", "cli", "__main__"}
 #: The one-file aliases of the old flat import paths (they import their new place, nothing else).
 ALIASES = {"metrics", "selection", "validity", "ll144", "genderbench", "rankings", "data", "store"}
