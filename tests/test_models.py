@@ -226,11 +226,15 @@ def test_registry_smollm2_loads():
 
 
 @pytest.mark.slow
-def test_gguf_conversion_from_scratch(tmp_path, monkeypatch):
-    """A fresh cache: the .gguf path is converted (~45 s) and reloaded, with identical weights."""
+def test_gguf_conversion_from_scratch(tmp_path, monkeypatch, capfd):
+    """A fresh cache: the .gguf path is converted (~15 s) and reloaded, with identical weights; the conversion writes
+    nothing on stderr when stderr is not a terminal (a notebook's output, a log), so a chapter executed on an empty
+    cache shows what it shows on a warm one (transformers' progress bar and its tokenizer warning did)."""
     monkeypatch.setenv("ALLOCBIAS_CACHE", str(tmp_path))
     gguf = models._smollm2_gguf()
+    capfd.readouterr()
     first = load_model(gguf)
+    assert capfd.readouterr().err == ""
     assert first.metadata["source_kind"] == "gguf-file"
     assert first.metadata["source_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     folders = list((tmp_path / "models").iterdir())
@@ -261,3 +265,30 @@ def test_registry_gemma3_loads():
     assert ids[0, 0].item() == loaded.tokenizer.bos_token_id
     with torch.inference_mode():
         assert torch.isfinite(loaded.model(ids, logits_to_keep=1).logits).all()
+
+
+def test_first_load_parses_a_gguf_file_once_and_restores_what_it_replaced(tmp_path):
+    """During a conversion each GGUF file is parsed once (transformers opens it four times), the tensor-name map is
+    built once, and transformers' stderr progress bar is replaced; afterwards all three are as they were."""
+    import gguf
+    import numpy as np
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint32("tiny.answer", 42)
+    writer.add_tensor("t", np.zeros(4, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    before = gguf.GGUFReader, gguf.get_tensor_name_map, gguf_utils.tqdm
+    with models._first_load("tiny.gguf"):
+        first, second = gguf.GGUFReader(str(path)), gguf.GGUFReader(path)
+        assert first is second and int(first.fields["tiny.answer"].contents()) == 42
+        arch = next(iter(gguf.MODEL_ARCH_NAMES))
+        assert gguf.get_tensor_name_map(arch, 2) is gguf.get_tensor_name_map(arch, 2)
+        assert gguf_utils.tqdm is not before[2]
+        assert list(gguf_utils.tqdm(range(3), desc="transformers' own words")) == [0, 1, 2]
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map, gguf_utils.tqdm) == before
+    assert gguf.GGUFReader(str(path)) is not gguf.GGUFReader(str(path))

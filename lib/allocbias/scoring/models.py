@@ -22,6 +22,7 @@ library versions), so that a store can hash it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -29,9 +30,12 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -347,6 +351,14 @@ def _quantization_config(quantization: str | None, dtype: str) -> Any:
     )
 
 
+def _gguf_architecture(gguf: Path) -> str | None:
+    """``general.architecture`` of a GGUF file (``"llama"``, ``"gemma3"``...)."""
+    from gguf import GGUFReader
+
+    field = GGUFReader(str(gguf)).fields.get("general.architecture")
+    return None if field is None else str(field.contents())
+
+
 def _gguf_tokenizer_fields(gguf: Path) -> tuple[str | None, list[int]]:
     """``tokenizer.ggml.model`` (``"llama"`` = SentencePiece) and the token types of a GGUF file."""
     from gguf import GGUFReader
@@ -413,14 +425,91 @@ def _spm_bpe_from_scores(tokenizer_json: str, token_types: Sequence[int]) -> str
     return json.dumps(data, ensure_ascii=False)
 
 
+#: One conversion at a time in a process: :func:`_first_load` swaps two functions of the ``gguf`` package and one of
+#: transformers for the duration of a conversion.
+_CONVERSION_LOCK = threading.Lock()
+
+
+@contextmanager
+def _first_load(label: str) -> Iterator[None]:
+    """What a GGUF model's first load needs around transformers' conversion, undone afterwards.
+
+    - **Parse the file once.** transformers opens the GGUF file four times for one conversion (the tokenizer's
+      config, the tokenizer, the model's config, the tensors) and :func:`_gguf_tokenizer_fields` once more; each
+      ``gguf.GGUFReader`` parses every metadata field again, the vocabulary string by string (49,152 strings for
+      SmolLM2, 262,144 for Gemma 3), which was most of a conversion's time. The reader is read-only (a memory map
+      opened with mode ``"r"``), so one instance per file serves all five. transformers also builds the same
+      ``gguf.get_tensor_name_map(arch, n_layers)`` once per module of the model (397 times for SmolLM2); it is
+      computed once. Both are imported inside transformers' functions (``from gguf import ...``) at call time,
+      which is why replacing the ``gguf`` package's attributes reaches them.
+    - **No progress bar on stderr.** transformers draws its own ``tqdm`` bar ("Converting and de-quantizing GGUF
+      tensors...") on stderr, which a notebook shows as error-coloured text in a chapter's output on a machine whose
+      cache is empty (and not on one whose cache is warm). It is replaced by allocbias's bar, which names the model
+      and draws only on a terminal (``disable=None``: tqdm's rule for "not a TTY"), so the command line shows the
+      first-use work and a chapter's output is the same on a cold cache as on a warm one. The start and the end are
+      logged (``logging.INFO``) either way.
+    """
+    import gguf
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    from tqdm import tqdm
+
+    readers: dict[tuple[str, str], Any] = {}
+    original_reader, original_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    original_bar = getattr(gguf_utils, "tqdm", None)
+    name_maps: dict[tuple[Any, int], Any] = {}
+
+    def reader(path: Any, mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if mode != "r":
+            return original_reader(path, mode)
+        if key not in readers:
+            readers[key] = original_reader(path, mode)
+        return readers[key]
+
+    def name_map(arch: Any, n_blocks: int) -> Any:
+        if (arch, n_blocks) not in name_maps:
+            name_maps[arch, n_blocks] = original_map(arch, n_blocks)
+        return name_maps[arch, n_blocks]
+
+    def bar(iterable: Any, *args: Any, **kwargs: Any) -> Any:
+        return tqdm(iterable, desc=f"allocbias: converting {label} (first load only)", unit="tensor",
+                    disable=None, file=sys.stderr, leave=False)
+
+    with _CONVERSION_LOCK:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+        if original_bar is not None:
+            gguf_utils.tqdm = bar
+        try:
+            yield
+        finally:
+            gguf.GGUFReader, gguf.get_tensor_name_map = original_reader, original_map
+            if original_bar is not None:
+                gguf_utils.tqdm = original_bar
+            readers.clear()
+
+
 def _convert_gguf(gguf: Path, target: Path, source: dict[str, Any]) -> None:
     """De-quantise ``gguf`` with transformers and save it as float32 safetensors in ``target``."""
+    with _first_load(gguf.name):
+        _convert_gguf_quietly(gguf, target, source)
+
+
+def _convert_gguf_quietly(gguf: Path, target: Path, source: dict[str, Any]) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     start = time.perf_counter()
     logger.info("converting %s to float32 safetensors in %s (first load only)", gguf.name, target)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    kwargs: dict[str, Any] = {}
+    if _gguf_architecture(gguf) == "llama":
+        # legacy=True is what transformers chooses anyway for a Llama tokenizer read from a GGUF file (its
+        # `legacy=None` default); saying so keeps the tokenizer identical (the converted folder is byte for byte
+        # the same) and stops the warning it prints on stderr when left to choose ("You are using the default
+        # legacy behaviour ...", which it says itself is harmless for GGUF files). Other tokenizers do not warn,
+        # and would save the keyword in their tokenizer_config.json.
+        kwargs["legacy"] = True
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
@@ -452,10 +541,19 @@ def _gguf_cache(name: str, gguf_locate: Callable[[], Path], key: str, source: di
     folder = cache_root() / "models" / f"{name}-{key}"
     if (folder / "allocbias_source.json").is_file():
         return folder
-    gguf = gguf_locate()
-    if "source_sha256" not in source:
-        source = {**source, "source_sha256": file_sha256(gguf)}
-    _convert_gguf(gguf, folder, source)
+    locks = cache_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    # One conversion per cache, whichever process asks first: two processes that load the same model on an empty
+    # cache (the test workers, two notebook kernels) would otherwise both convert it, each for a minute or more.
+    # The lock file stays (it is empty); the second process finds the folder converted when its turn comes.
+    with open(locks / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / "allocbias_source.json").is_file():
+            return folder
+        gguf = gguf_locate()
+        if "source_sha256" not in source:
+            source = {**source, "source_sha256": file_sha256(gguf)}
+        _convert_gguf(gguf, folder, source)
     return folder
 
 
