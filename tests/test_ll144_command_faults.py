@@ -42,7 +42,10 @@ def data(tmp_path):
 
 
 def run(args: list[str], capsys) -> tuple[int, str, str]:
-    code = cli.main(["ll144", *args, "--draws", "200"])
+    try:
+        code = cli.main(["ll144", *args, "--draws", "200"])
+    except KeyboardInterrupt:  # would end the test session itself
+        pytest.fail("Ctrl-C escaped the command as a traceback")
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -372,7 +375,10 @@ def test_ctrl_c_at_start_up_ends_with_one_line(capsys, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
-    code = cli.main(["ll144", "x.csv", "--out", "out"])
+    try:
+        code = cli.main(["ll144", "x.csv", "--out", "out"])
+    except KeyboardInterrupt:  # would end the test session itself
+        pytest.fail("Ctrl-C at start-up escaped the command as a traceback")
     err = capsys.readouterr().err
     assert code == 130 and err.count("\n") == 1 and "Traceback" not in err and "scored" not in err
 
@@ -381,6 +387,15 @@ def test_ctrl_c_in_ll144_says_what_it_left(tmp_path, data, capsys, monkeypatch):
     out = tmp_path / "out"
     assert run([str(data), "--out", str(out)], capsys)[0] == 0
     before = snapshot(out)
+    read_csv = pd.read_csv
+
+    def interrupted_while_reading(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd, "read_csv", interrupted_while_reading)
+    code, _, err = run([str(data), "--out", str(out)], capsys)
+    assert code == 130 and err.startswith("allocbias ll144: interrupted; nothing was written") and "scored" not in err
+    monkeypatch.setattr(pd, "read_csv", read_csv)
     real, calls = command.write_atomic, []
 
     def interrupted_on_the_third_file(path, text, **kw):
