@@ -452,7 +452,7 @@ INTERRUPTED = {
     "book": "allocbias book: interrupted", "store": "allocbias store: interrupted",
 }
 #: The extra that installs what each command imports only when it runs.
-EXTRAS = {"audit": "audit", "score": "audit", "ll144": "data"}
+EXTRAS = {"audit": "audit", "score": "audit", "ll144": "data", "book": "book"}
 
 
 def _missing_extra(command: str | None, exc: ImportError) -> str | None:

@@ -1,24 +1,30 @@
 """``allocbias ll144 DATA --out FOLDER``: a Local Law 144 bias audit of an employer's own data, as files.
 
 :func:`read_data` reads DATA (CSV, Parquet or Excel) with its rows numbered as a spreadsheet shows them (the
-header is row 1, the first data row is row 2), so that every error names the file, the column and the row;
-:func:`allocbias.ll144.bias_audit` computes the audit; :func:`write_audit` writes
+header is row 1, the first data row is row 2), so that every error names the file, the column and the row; a CSV
+file's encoding and separator and an Excel file's sheet are detected or named in the error with the option that
+sets them (:func:`load_data`), and a header that names a column twice is refused. :func:`check_filing` checks the
+published summary's fields (ISO dates, no blank text, the reason for test data); :func:`allocbias.ll144.bias_audit`
+computes the audit; :func:`write_audit` writes
 
 * ``published_summary.md`` and ``published_summary.html``: what the DCWP rules require the published summary
   to show (the filing fields given as options, the applicants, those of unknown category, every category's rate
   and impact ratio, the excluded categories with their justification), and nothing else;
-* ``summary.md`` and ``report.html``, the full technical report (every string that comes from the input is escaped: HTML through Jinja2's
-  autoescape, Markdown by backslash-escaping its punctuation after HTML-escaping);
+* ``summary.md`` and ``report.html``, the full technical report (every string that comes from the input is
+  escaped: control characters as Python escapes everywhere, HTML through Jinja2's autoescape, Markdown by
+  backslash-escaping its punctuation after HTML-escaping);
 * ``tables/*.csv`` (rates and ratios as fractions; a text cell that a spreadsheet would read as a formula,
   starting with ``=``, ``+``, ``-`` or ``@``, is prefixed with ``'``);
 * ``ll144.json`` (everything, machine-readable, with the input's SHA-256, the options, the tool's version and
-  the list of files written).
+  the list of files written with the SHA-256 of each).
 
 Counts are whole numbers in the CSV files; every interval or bound column ends in ``_low``/``_high``
 (:data:`OUTPUT_NAMES`); an excluded group's ratio is blank ("not compared" in the reports). The folder is
-written under a temporary name beside ``--out`` and renamed when complete: bad input, or any failure, leaves
-``--out`` as it was (absent, or the previous audit). Only files an earlier run recorded writing are replaced: a
-folder holding anything else is refused, naming those files.
+written under a temporary name beside ``--out`` (each file whole, :func:`allocbias.outputs.write_atomic`) and
+renamed when complete: bad input, a full disk, Ctrl-C or any failure leaves ``--out`` as it was (absent, or the
+previous audit), and what a killed run leaves is removed by the next (:func:`clean_leftovers`). Only files an
+earlier run recorded writing, and not edited since, are replaced, and a published summary that was ready to
+publish only when told to (it is then kept under its audit date): anything else is refused, naming the files.
 """
 
 from __future__ import annotations
@@ -74,7 +80,7 @@ class DataFile:
     sep: str | None = None  # CSV: the separator used
     sheet: str | int | None = None  # Excel: the sheet read
     notes: tuple[str, ...] = ()  # what was detected that the user did not say (printed, recorded in ll144.json)
-    hint: str | None = None  # what an error about a missing column should add (the workbook's other sheets)
+    hint: str | None = None  # what an error about a missing column adds (the other sheets, the separator used)
 
 
 #: The separators a CSV file may use, in the order a tie between them is decided.
@@ -169,7 +175,7 @@ def csv_header(path: str | Path, encoding: str, sep: str) -> list[str]:
     """The header of a CSV file as written (pandas renames a repeated name ``Sex`` to ``Sex.1``; this does not)."""
     with open(path, encoding=encoding, newline="") as f:
         for row in csv.reader(f, delimiter=sep):
-            if any(cell.strip() for cell in row):
+            if row and row != [""] and (len(row) > 1 or row[0].strip()):  # pandas skips empty lines too
                 return row
     return []
 
@@ -973,7 +979,7 @@ def clean_leftovers(out: str | Path) -> list[str]:
     otherwise; a temporary file of :func:`allocbias.outputs.write_atomic` (``.NAME.partial-*``) inside ``out`` is
     removed.
     """
-    out = Path(out)
+    out = Path(os.path.abspath(out))
     parent = out.parent
     done: list[str] = []
     if not parent.is_dir():
@@ -1150,7 +1156,7 @@ def write_audit(audit: ll144.BiasAudit, out: str | Path, source: dict[str, Any],
     (:func:`clean_leftovers`).
     """
     out = Path(out)
-    filing = {k: v for k, v in (filing or {}).items() if v not in (None, "")}
+    filing, _ = check_filing({k: v for k, v in (filing or {}).items() if v != ""})
     if out.exists() and not out.is_dir():
         raise LL144CommandError(f"--out {printable(out)}: exists and is not a folder; choose another folder")
     notes = [*notes, *clean_leftovers(out)]
@@ -1184,7 +1190,7 @@ def _swap_in(out: Path, files: dict[str, bytes]) -> None:
     then move an earlier ``out`` aside and rename the new folder into place: a reader, or a run killed at any
     point, sees the earlier output or the new one, never a mix (:func:`clean_leftovers` tidies up after a kill)."""
     existed = out.exists()
-    parent = out.resolve().parent
+    parent = Path(os.path.abspath(out)).parent  # where clean_leftovers looks (a link in the path is not followed)
     tmp = parent / f"{temporary_prefix(out)}{os.getpid()}"
     old = parent / f".{out.name}{_OLD}{os.getpid()}"
     what = str(out)
