@@ -223,7 +223,7 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
                         help="where the data come from (e.g. 'applicants for all roles, 2025'); for test data, how "
                              "they were generated and obtained")
     filing.add_argument("--test-data-reason", metavar="TEXT",
-                        help="with --data-source test: why historical data were not used (6 RCNY § 5-302(b))")
+                        help="with --data-source test: why historical data were not used (6 RCNY § 5-302)")
     filing.add_argument("--distribution-date", metavar="YYYY-MM-DD",
                         help="the date the tool was first distributed/used")
     filing.add_argument("--employer", metavar="NAME", help="the employer or employment agency (optional)")

@@ -658,8 +658,8 @@ FILING_FIELDS = {"audit_date": "--audit-date", "data_source": "--data-source", "
 #: The fields the rules require of every summary; with test data, :data:`TEST_DATA_REQUIRED` too. The others
 #: (employer, tool, auditor) are shown when given.
 FILING_REQUIRED = ("audit_date", "data_source", "data_explanation", "distribution_date")
-#: With test data the summary "must explain why historical data was not used and describe how the test data used
-#: was generated and obtained" (6 RCNY § 5-302(b)): the reason is its own field, the explanation says the rest.
+#: With test data the summary must also explain why historical data were not used and describe how the test data
+#: were generated and obtained (6 RCNY § 5-302): the reason is its own field, the explanation says the rest.
 TEST_DATA_REQUIRED = ("test_data_reason",)
 #: What the summary says of each source: only what the user said (the rules define both; nothing is added).
 DATA_SOURCES = {"historical": "historical data", "test": "test data"}
