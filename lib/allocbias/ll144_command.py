@@ -1203,6 +1203,7 @@ def _swap_in(out: Path, files: dict[str, bytes]) -> None:
             write_atomic(tmp / rel, data)
         what = str(out)
         if existed:
+            shutil.rmtree(old, ignore_errors=True)  # an earlier run of this very process that did not finish
             out.rename(old)
         tmp.rename(out)
     except BaseException as exc:
