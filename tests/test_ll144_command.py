@@ -317,7 +317,8 @@ def test_unreadable_sheet_and_broken_excel(tmp_path, capsys):
         tmp_path / "x.xlsx", index=False, sheet_name="data")
     out = tmp_path / "out"
     code, _, err = run(["ll144", str(tmp_path / "x.xlsx"), "--sheet", "2023", "--out", str(out)], capsys)
-    assert code == 2 and "x.xlsx, sheet '2023': cannot read the excel file" in err and not out.exists()
+    assert code == 2 and "x.xlsx: no sheet '2023'; the sheets are 'data' (give one with --sheet)" in err
+    assert not out.exists()
     (tmp_path / "broken.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
     code, _, err = run(["ll144", str(tmp_path / "broken.xlsx"), "--out", str(out)], capsys)
     assert code == 2 and "broken.xlsx: cannot read the excel file" in err and not out.exists()

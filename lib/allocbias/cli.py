@@ -167,8 +167,10 @@ examples:
 DATA holds one row per applicant (category columns and `selected` yes/no, or `score`) or one row per category
 (category columns, `applicants`, `selected`). The folder gets published_summary.md/.html (what the rules require
 the published summary to show), summary.md and report.html (the full report), tables/*.csv (fractions) and
-ll144.json; on bad input nothing is written, and a folder holding files the command did not write is refused.
-The 0.8 line is the four-fifths screening rule, never a verdict of compliance.
+ll144.json; on bad input nothing is written, and a folder holding files the command did not write, or files it
+wrote that were edited since, is refused. A published summary that was ready to publish is replaced only with
+--replace, which keeps it as published_summary-AUDIT_DATE.md/.html. The 0.8 line is the four-fifths screening
+rule, never a verdict of compliance.
 """
 
 
@@ -204,8 +206,9 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
                     help="applicants per category, for counts (default applicants)")
     ll.add_argument("--unknown", nargs="+", default=None, metavar="LABEL",
                     help="labels of the unknown category, replacing the default list of common non-answers "
-                         "(Unknown, Decline to answer, Prefer not to say, N/A, ...; case and surrounding spaces "
-                         "ignored); empty cells and cells of spaces are unknown too, on a line of their own")
+                         "(Unknown, Decline to answer, Prefer not to say, N/A, NA, null, None, -, ?, ...; case and "
+                         "surrounding spaces ignored); empty cells and cells of spaces are unknown too, on a line of "
+                         "their own")
     ll.add_argument("--exclude-below", type=_share_or_none, default=0.02, metavar="SHARE",
                     help="leave out of the comparison a category below this share of the applicants (the rules' "
                          "option; default 0.02; 'none' keeps every category)")
@@ -213,18 +216,33 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
                     help="what the 2%% share is of: the applicants of known category (default) or all applicants, "
                          "unknowns included (the rules: 'less than 2%% of the data being used for the bias audit')")
     filing = ll.add_argument_group("the published summary (published_summary.md/.html; 6 RCNY § 5-303)")
-    filing.add_argument("--audit-date", metavar="DATE", help="the date of the bias audit (e.g. 2026-03-01)")
+    filing.add_argument("--audit-date", metavar="YYYY-MM-DD", help="the date of the bias audit (e.g. 2026-03-01)")
     filing.add_argument("--data-source", choices=["historical", "test"],
-                        help="historical data (the employer's own use of the tool) or test data")
+                        help="historical data (from the tool's use) or test data; test needs --test-data-reason")
     filing.add_argument("--data-explanation", metavar="TEXT",
-                        help="where the data come from and why they suffice (e.g. 'applicants for all roles, 2025')")
-    filing.add_argument("--distribution-date", metavar="DATE", help="the date the tool was first distributed/used")
+                        help="where the data come from (e.g. 'applicants for all roles, 2025'); for test data, how "
+                             "they were generated and obtained")
+    filing.add_argument("--test-data-reason", metavar="TEXT",
+                        help="with --data-source test: why historical data were not used (6 RCNY § 5-302)")
+    filing.add_argument("--distribution-date", metavar="YYYY-MM-DD",
+                        help="the date the tool was first distributed/used")
     filing.add_argument("--employer", metavar="NAME", help="the employer or employment agency (optional)")
     filing.add_argument("--tool-name", metavar="NAME", help="the automated employment decision tool (optional)")
     filing.add_argument("--auditor", metavar="NAME", help="the independent auditor (optional)")
+    filing.add_argument("--replace", action="store_true",
+                        help="replace a published summary of DIR that was ready to publish (or edited since), "
+                             "keeping it as published_summary-AUDIT_DATE.md/.html")
     ll.add_argument("--tool", choices=["selection", "scoring"], default=None,
                     help="counts only: the counts are of applicants scored above the median (scoring)")
-    ll.add_argument("--sheet", default=None, metavar="NAME", help="Excel: the sheet (default the first)")
+    reading = ll.add_argument_group("reading DATA (detected when not given)")
+    reading.add_argument("--sheet", default=None, metavar="NAME",
+                         help="Excel: the sheet (default: the first, or the one sheet with the columns)")
+    reading.add_argument("--encoding", default=None, metavar="CODEC",
+                         help="CSV: the text encoding (default: from a byte-order mark, else UTF-8, else "
+                              "Windows-1252), e.g. utf-8, cp1252, latin-1, utf-16")
+    reading.add_argument("--sep", default=None, metavar="CHAR",
+                         help="CSV: the separator, e.g. ';' or tab (default: the one of , ; tab | that splits the "
+                              "header into the most columns)")
     ll.add_argument("--draws", type=_positive, default=4000, help="draws behind the ratio intervals (default 4000)")
     ll.add_argument("--seed", type=int, default=0, help="seed of the ratio intervals' draws (default 0)")
     ll.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
@@ -232,8 +250,9 @@ def _add_ll144(sub: argparse._SubParsersAction) -> None:
 
 
 def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .ll144_command import run_ll144
+    from .ll144_command import FILING_FIELDS, Interrupted, run_ll144
     from .measures import ll144
+    from .outputs import printable
 
     def column(name: str) -> str | None:
         return None if name.strip().casefold() == "none" else name
@@ -242,21 +261,27 @@ def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
                         score=args.score, applicants=args.applicants,
                         unknown=ll144.NON_ANSWERS if args.unknown is None else tuple(args.unknown),
                         exclude_below=args.exclude_below, exclude_base=args.exclude_base, tool=args.tool,
-                        sheet=args.sheet, draws=args.draws, seed=args.seed, command=_command_line(argv),
-                        filing={k: getattr(args, k) for k in ("audit_date", "data_source", "data_explanation",
-                                                              "distribution_date", "employer", "tool_name", "auditor")})
-    a = written.audit
-    flagged = a.flagged()
-    print(f"{a.kind} tool, {a.n_applicants:,.0f} applicants ({a.shape}); included groups below 0.8 (four-fifths "
-          f"screening rule): {len(flagged)}" + (f" ({', '.join(f'{t}: {g}' for t, g in zip(flagged['table'], flagged['group']))})"
-                                                 if len(flagged) else ""))
-    for w in a.warnings:
-        print(f"warning: {w}")
-    missing = [f"--{k.replace('_', '-')}" for k in ("audit_date", "data_source", "data_explanation",
-                                                    "distribution_date") if not getattr(args, k)]
-    if missing:
-        print(f"note: published_summary is not ready to publish without {', '.join(missing)}")
-    print(f"written: {written.out} ({', '.join(written.files)})")
+                        sheet=args.sheet, encoding=args.encoding, sep=args.sep, draws=args.draws, seed=args.seed,
+                        command=_command_line(argv), filing={k: getattr(args, k) for k in FILING_FIELDS},
+                        replace=args.replace)
+    try:
+        a = written.audit
+        flagged = a.flagged()
+        groups = ", ".join(f"{t}: {printable(g)}" for t, g in zip(flagged["table"], flagged["group"]))
+        print(f"{a.kind} tool, {a.n_applicants:,.0f} applicants ({a.shape}); included groups below 0.8 (four-fifths "
+              f"screening rule): {len(flagged)}" + (f" ({groups})" if len(flagged) else ""))
+        for w in a.warnings:
+            print(f"warning: {printable(w)}")
+        for note in written.notes:
+            print(f"note: {note}")
+        if written.missing:
+            print(f"note: published_summary is not ready to publish without {', '.join(written.missing)}")
+        if written.kept:
+            print(f"kept: the earlier published summary as {', '.join(written.kept)}")
+        print(f"written: {printable(written.out)} ({', '.join(written.files)})")
+    except KeyboardInterrupt:
+        raise Interrupted(f"allocbias ll144: interrupted after the audit was written whole to "
+                          f"{printable(written.out)}") from None
     return 0
 
 
@@ -377,28 +402,75 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not prog and (status := _delegated(argv)) is not None:
-        return status
-    parser = build_parser()
-    args = parser.parse_args(["score", *argv] if prog else argv)
+    command = "score" if prog else next((a for a in argv if a in INTERRUPTED), None)
+    traceback = "--traceback" in argv
+    try:  # Ctrl-C anywhere, imports included, ends with one line (no traceback unless --traceback)
+        if not prog and (status := _delegated(argv)) is not None:
+            return status
+        parser = build_parser()
+        args = parser.parse_args(["score", *argv] if prog else argv)
+        command, traceback = args.command, args.traceback
+        return _run(args, argv, prog, parser)
+    except KeyboardInterrupt as exc:
+        if traceback:
+            raise
+        print(getattr(exc, "message", None) or INTERRUPTED.get(command, "allocbias: interrupted"), file=sys.stderr)
+        return 130
+    except ImportError as exc:  # an optional dependency the command needs is not installed
+        message = _missing_extra(command, exc)
+        if traceback or message is None:
+            raise
+        print(f"allocbias: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, argv: list[str], prog: str | None, parser: argparse.ArgumentParser) -> int:
+    """Run the parsed command; a problem with its input becomes one line on standard error and exit status 2."""
+    from .outputs import OutputError, printable
+
     try:
         if args.command == "audit":
             return _audit(args, argv)
         if args.command == "ll144":
             return _ll144(args, argv)
         return _score(args, _command_line(argv, prog) if prog else _command_line(argv), parser)
-    except KeyboardInterrupt:
+    except (ValueError, RuntimeError, OSError) as exc:  # AuditError, ServingError, a missing file, a full disk
         if args.traceback:
             raise
-        print("allocbias: interrupted; the rows scored so far are kept: run the same command again to resume",
-              file=sys.stderr)
-        return 130
-    except (ValueError, RuntimeError, OSError) as exc:  # AuditError, ServingError, a missing package or file
-        if args.traceback:
-            raise
-        message = " ".join(str(exc).split()) or type(exc).__name__
+        text = exc.strerror if isinstance(exc, OutputError) and exc.strerror else str(exc)
+        message = " ".join(printable(text).split()) or type(exc).__name__
         print(f"allocbias: error: {message}", file=sys.stderr)
         return 2
+
+
+_RESUME = "allocbias: interrupted; the rows scored so far are kept: run the same command again to resume"
+#: What Ctrl-C says, by command (before the command is known: nothing had started).
+INTERRUPTED = {
+    "audit": _RESUME, "score": _RESUME,
+    "ll144": "allocbias ll144: interrupted; nothing was written (the audit goes into --out all at once when it is "
+             "complete, so the folder is as it was): run the same command again",
+    "book": "allocbias book: interrupted", "store": "allocbias store: interrupted",
+}
+#: The extra that installs what each command imports only when it runs.
+EXTRAS = {"audit": "audit", "score": "audit", "ll144": "data", "book": "book"}
+
+
+def _missing_extra(command: str | None, exc: ImportError) -> str | None:
+    """One line naming the extra (and its install command) that a missing package belongs to; ``None`` when the
+    missing module is allocbias's own (a bug: the traceback is shown) or no command was running.
+
+    >>> _missing_extra("audit", ModuleNotFoundError("No module named 'httpx'", name="httpx"))
+    "allocbias audit needs the audit extra: pip install 'allocbias[audit]' (missing: httpx)"
+    """
+    name = (exc.name or "").split(".")[0]
+    if command not in EXTRAS or name == "allocbias":
+        return None
+    extra = EXTRAS[command]
+    missing = f" (missing: {name})" if name else f" ({' '.join(str(exc).split())})"
+    if name == "torch":
+        return (f"allocbias {command} needs torch: install its CPU build first (pip install torch --index-url "
+                f"https://download.pytorch.org/whl/cpu), then pip install 'allocbias[{extra}]'")
+    return f"allocbias {command} needs the {extra} extra: pip install 'allocbias[{extra}]'{missing}"
 
 
 if __name__ == "__main__":

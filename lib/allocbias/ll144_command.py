@@ -1,33 +1,45 @@
 """``allocbias ll144 DATA --out FOLDER``: a Local Law 144 bias audit of an employer's own data, as files.
 
 :func:`read_data` reads DATA (CSV, Parquet or Excel) with its rows numbered as a spreadsheet shows them (the
-header is row 1, the first data row is row 2), so that every error names the file, the column and the row;
-:func:`allocbias.ll144.bias_audit` computes the audit; :func:`write_audit` writes
+header is row 1, the first data row is row 2), so that every error names the file, the column and the row; a CSV
+file's encoding and separator and an Excel file's sheet are detected or named in the error with the option that
+sets them (:func:`load_data`), and a header that names a column twice is refused. :func:`check_filing` checks the
+published summary's fields (ISO dates, no blank text, the reason for test data); :func:`allocbias.ll144.bias_audit`
+computes the audit; :func:`write_audit` writes
 
 * ``published_summary.md`` and ``published_summary.html``: what the DCWP rules require the published summary
   to show (the filing fields given as options, the applicants, those of unknown category, every category's rate
   and impact ratio, the excluded categories with their justification), and nothing else;
-* ``summary.md`` and ``report.html``, the full technical report (every string that comes from the input is escaped: HTML through Jinja2's
-  autoescape, Markdown by backslash-escaping its punctuation after HTML-escaping);
+* ``summary.md`` and ``report.html``, the full technical report (every string that comes from the input is
+  escaped: control characters as Python escapes everywhere, HTML through Jinja2's autoescape, Markdown by
+  backslash-escaping its punctuation after HTML-escaping);
 * ``tables/*.csv`` (rates and ratios as fractions; a text cell that a spreadsheet would read as a formula,
   starting with ``=``, ``+``, ``-`` or ``@``, is prefixed with ``'``);
 * ``ll144.json`` (everything, machine-readable, with the input's SHA-256, the options, the tool's version and
-  the list of files written).
+  the list of files written with the SHA-256 of each).
 
 Counts are whole numbers in the CSV files; every interval or bound column ends in ``_low``/``_high``
 (:data:`OUTPUT_NAMES`); an excluded group's ratio is blank ("not compared" in the reports). The folder is
-written under a temporary name beside ``--out`` and renamed when complete: bad input, or any failure, leaves
-``--out`` as it was (absent, or the previous audit). Only files an earlier run recorded writing are replaced: a
-folder holding anything else is refused, naming those files.
+written under a temporary name beside ``--out`` (each file whole, :func:`allocbias.outputs.write_atomic`) and
+renamed when complete: bad input, a full disk, Ctrl-C or any failure leaves ``--out`` as it was (absent, or the
+previous audit), and what a killed run leaves is removed by the next (:func:`clean_leftovers`). Only files an
+earlier run recorded writing, and not edited since, are replaced, and a published summary that was ready to
+publish only when told to (it is then kept under its audit date): anything else is refused, naming the files.
 """
 
 from __future__ import annotations
 
+import codecs
+import csv
+import datetime
+import errno
+import functools
 import html
 import json
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +48,13 @@ import numpy as np
 import pandas as pd
 
 from .measures import ll144
-from .audited.datasets import file_sha256
+from .audited.datasets import file_sha256, sha256_bytes
+from .outputs import PARTIAL, OutputError, fsync_dir, printable, temporary_prefix, write_atomic
 
-__all__ = ["READERS", "LL144CommandError", "output_table", "read_data", "render_published_html",
-           "render_published_summary", "render_summary", "run_ll144", "tool_version", "write_audit"]
+__all__ = ["READERS", "DataFile", "Interrupted", "LL144CommandError", "Written", "check_filing", "clean_leftovers",
+           "csv_encoding", "csv_separator", "filing_missing", "load_data", "output_table", "parse_date", "read_data",
+           "render_published_html", "render_published_summary", "render_summary", "run_ll144", "tool_version",
+           "write_audit"]
 
 #: File endings DATA may have, and how each is read.
 READERS = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "excel", ".xlsm": "excel"}
@@ -55,13 +70,289 @@ class LL144CommandError(ValueError):
     """Bad input to ``allocbias ll144``: one line naming the file, the column and the row."""
 
 
-def read_data(path: str | Path, *, sheet: str | int | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class DataFile:
+    """DATA as read: the frame (indexed by spreadsheet row number) and how it was read."""
+
+    frame: pd.DataFrame
+    kind: str  # "csv", "parquet" or "excel"
+    encoding: str | None = None  # CSV: the text encoding used
+    sep: str | None = None  # CSV: the separator used
+    sheet: str | int | None = None  # Excel: the sheet read
+    notes: tuple[str, ...] = ()  # what was detected that the user did not say (printed, recorded in ll144.json)
+    hint: str | None = None  # what an error about a missing column adds (the other sheets, the separator used)
+
+
+#: The separators a CSV file may use, in the order a tie between them is decided.
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
+#: Byte-order marks and the encoding each one names (UTF-32's before UTF-16's: they start alike).
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: What reading an Excel file needs, and how to install it.
+EXCEL_EXTRA = "reading an Excel file needs the data extra: pip install 'allocbias[data]'"
+
+
+def _decodes(path: Path, encoding: str) -> bool:
+    """Whether the whole file decodes as ``encoding`` (read in 1 MiB blocks, never held in memory at once)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def csv_encoding(path: str | Path, encoding: str | None = None) -> tuple[str, str | None]:
+    """The encoding to read a CSV file with, and a note when it was guessed rather than known.
+
+    ``encoding`` (``--encoding``) wins; otherwise a byte-order mark names it (UTF-8, UTF-16, UTF-32), then UTF-8 if
+    the whole file decodes as UTF-8, then Windows-1252 (what Excel on Windows writes; every Latin-1 letter is the
+    same byte in it) or, for the five bytes it leaves undefined, Latin-1, with a note saying so. A file with NUL
+    bytes and no byte-order mark (UTF-16 without one) is refused, naming the option that reads it.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = p.write_bytes("sex\\nFéminin\\n".encode("cp1252"))
+    >>> csv_encoding(p)[0]
+    'cp1252'
+    """
+    path = Path(path)
+    name = printable(path.name)
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise LL144CommandError(f"--encoding {printable(encoding)}: no such encoding (e.g. utf-8, cp1252, "
+                                    "latin-1, utf-16)") from None
+        return encoding, None
+    with path.open("rb") as f:
+        head = f.read(4096)
+    for bom, codec in _BOMS:
+        if head.startswith(bom):
+            return codec, None
+    if b"\x00" in head:
+        raise LL144CommandError(f"{name}: holds NUL bytes, so it is not UTF-8 text: a UTF-16 file without a "
+                                "byte-order mark? give --encoding utf-16-le (or utf-16-be)")
+    if _decodes(path, "utf-8"):
+        return "utf-8", None
+    codec = "cp1252" if _decodes(path, "cp1252") else "latin-1"
+    return codec, (f"{name} is not UTF-8: read as {'Windows-1252' if codec == 'cp1252' else 'Latin-1'} "
+                   "(Western European); if its labels look wrong, give the file's --encoding")
+
+
+def csv_separator(path: str | Path, encoding: str, sep: str | None = None) -> str:
+    """The separator of a CSV file: ``sep`` (``--sep``) if given, else the one of comma, semicolon, tab and ``|``
+    that splits the header into the most columns (a tie goes to the earlier of them; no separator: one column).
+
+    The header decides, not the data rows (:class:`csv.Sniffer` weighs the rows too, and can pick a character a
+    label holds); every data row must then have the header's number of columns.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = p.write_text("Applicant ID;Sex;Race/Ethnicity;Selected\\n1;F;A;yes\\n")
+    >>> csv_separator(p, "utf-8")
+    ';'
+    """
+    if sep is not None:
+        sep = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";"}.get(sep, sep)
+        if len(sep) != 1 or sep in "\"\r\n":
+            raise LL144CommandError(f"--sep {printable(sep)!r}: give one character (',', ';', '|') or 'tab'")
+        return sep
+    with open(path, encoding=encoding, newline="") as f:
+        header = ""
+        for line in f:  # the first line that is not empty (pandas skips empty lines too)
+            if line.strip():
+                header = line
+                break
+    widths = {s: len(next(csv.reader([header], delimiter=s), [])) for s in SEPARATORS}
+    return max(SEPARATORS, key=lambda s: (widths[s], -list(SEPARATORS).index(s)))
+
+
+def csv_header(path: str | Path, encoding: str, sep: str) -> list[str]:
+    """The header of a CSV file as written (pandas renames a repeated name ``Sex`` to ``Sex.1``; this does not)."""
+    with open(path, encoding=encoding, newline="") as f:
+        for row in csv.reader(f, delimiter=sep):
+            if row and row != [""] and (len(row) > 1 or row[0].strip()):  # pandas skips empty lines too
+                return row
+    return []
+
+
+def _duplicates(header: list[Any], name: str, where: str = "") -> None:
+    """Refuse a header that names a column twice (surrounding spaces ignored), naming each such column."""
+    seen: dict[str, list[int]] = {}
+    for i, h in enumerate(header, start=1):
+        if h is None or (not isinstance(h, str) and pd.isna(h)):
+            continue
+        label = str(h).strip()
+        if label:
+            seen.setdefault(label, []).append(i)
+    twice = {h: at for h, at in seen.items() if len(at) > 1}
+    if twice:
+        shown = "; ".join(f"{printable(h)!r} (columns {', '.join(map(str, at))})" for h, at in twice.items())
+        raise LL144CommandError(f"{name}{where}: the header names a column more than once: {shown}; rename or "
+                                "remove the repeats (which one holds the data cannot be told)")
+
+
+def _excel_sheets(path: Path, name: str) -> list[str]:
+    """The sheet names of an Excel file (python-calamine, in the ``data`` extra)."""
+    try:
+        import python_calamine  # noqa: F401  (pandas' engine; its absence named with the extra that installs it)
+    except ImportError:
+        raise LL144CommandError(f"{name}: {EXCEL_EXTRA}") from None
+    try:
+        with pd.ExcelFile(path, engine=EXCEL_ENGINE) as book:
+            return [str(s) for s in book.sheet_names]
+    except ImportError:
+        raise LL144CommandError(f"{name}: {EXCEL_EXTRA}") from None
+    except Exception as exc:  # not a workbook
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise LL144CommandError(f"{name}: cannot read the excel file: {printable(detail)}") from None
+
+
+def _read_sheet(path: Path, name: str, sheet: str | int) -> pd.DataFrame:
+    """One sheet, its first row the header (checked for repeated names), as text and numbers."""
+    where = f", sheet {printable(sheet)!r}"
+    try:
+        raw = pd.read_excel(path, sheet_name=sheet, header=None, dtype=object, engine=EXCEL_ENGINE,
+                            keep_default_na=False, na_values=[""])
+    except ImportError:
+        raise LL144CommandError(f"{name}: {EXCEL_EXTRA}") from None
+    except Exception as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise LL144CommandError(f"{name}{where}: cannot read the excel file: {printable(detail)}") from None
+    if raw.empty:
+        raise LL144CommandError(f"{name}{where}: the sheet is empty")
+    header = [_header_cell(h, i) for i, h in enumerate(raw.iloc[0])]
+    _duplicates(header, name, where)
+    frame = raw.iloc[1:]
+    frame.columns = header
+    return frame
+
+
+def _header_cell(value: Any, i: int) -> str:
+    """A header cell as a column name: text as it is, a whole number without ``.0``, an empty cell as pandas
+    names it (``Unnamed: 3``)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return f"Unnamed: {i}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _has_columns(frame: pd.DataFrame, needed: Sequence[str], outcome: Sequence[str]) -> bool:
+    cols = {str(c).strip() for c in frame.columns}
+    return all(c in cols for c in needed) and (not outcome or any(c in cols for c in outcome))
+
+
+def _pick_sheet(path: Path, name: str, needed: Sequence[str],
+                outcome: Sequence[str]) -> tuple[pd.DataFrame, str | int, str | None, str | None]:
+    """The sheet to read when ``--sheet`` is not given, a note when it is not the first, and a hint for the error
+    about missing columns: the first sheet, or, when it lacks the audit's columns, the one other sheet that has
+    them (with a note); two or more such sheets are refused, naming them and ``--sheet``; when none has them, the
+    first sheet is read and the hint names the others."""
+    sheets = _excel_sheets(path, name)
+    first = _read_sheet(path, name, sheets[0] if sheets else 0)
+    if len(sheets) < 2 or not needed or _has_columns(first, needed, outcome):
+        return first, sheets[0] if sheets else 0, None, None
+    fits = {}
+    for s in sheets[1:]:
+        try:
+            frame = _read_sheet(path, name, s)
+        except LL144CommandError:
+            continue
+        if _has_columns(frame, needed, outcome):
+            fits[s] = frame
+    others = ", ".join(repr(printable(s)) for s in sheets[1:])
+    if len(fits) == 1:
+        (s, frame), = fits.items()
+        return frame, s, (f"{name}: read sheet {printable(s)!r}: the first sheet, {printable(sheets[0])!r}, lacks "
+                          "the columns (give --sheet to read another)"), None
+    if fits:
+        raise LL144CommandError(f"{name}: the first sheet, {printable(sheets[0])!r}, lacks the columns, and the "
+                                f"sheets {', '.join(repr(printable(s)) for s in fits)} all have them: choose one "
+                                "with --sheet")
+    return first, sheets[0], None, (f"read the first sheet, {printable(sheets[0])!r}; the workbook's other "
+                                    f"sheets are {others} (choose one with --sheet)")
+
+
+def load_data(path: str | Path, *, sheet: str | int | None = None, encoding: str | None = None,
+              sep: str | None = None, needed: Sequence[str] = (), outcome: Sequence[str] = ()) -> DataFile:
+    """DATA read as :func:`read_data` says, with how it was read (:class:`DataFile`).
+
+    ``needed`` (the category columns) and ``outcome`` (``selected`` or ``score``, either will do) let an Excel
+    file without ``--sheet`` be read from the one sheet that has them when its first sheet does not.
+    """
+    path = Path(path)
+    name = printable(path.name)
+    if not path.is_file():
+        raise LL144CommandError(f"{printable(path)}: no such file")
+    kind = READERS.get(path.suffix.lower())
+    if kind is None:
+        raise LL144CommandError(f"{name}: unknown file type {printable(path.suffix)!r}; give a .csv, .parquet or "
+                                ".xlsx file")
+    if sheet is not None and kind != "excel":
+        raise LL144CommandError(f"{name}: --sheet applies to Excel files only")
+    if (encoding is not None or sep is not None) and kind != "csv":
+        raise LL144CommandError(f"{name}: --{'encoding' if encoding is not None else 'sep'} applies to CSV files only")
+    if path.stat().st_size == 0:
+        raise LL144CommandError(f"{name}: the file is empty")
+    notes: list[str] = []
+    codec = separator = hint = None
+    try:
+        if kind == "csv":
+            codec, note = csv_encoding(path, encoding)
+            notes += [note] if note else []
+            separator = csv_separator(path, codec, sep)
+            _duplicates(csv_header(path, codec, separator), name)
+            frame = pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[""], skipinitialspace=False,
+                                sep=separator, encoding=codec)
+        elif kind == "parquet":
+            frame = pd.read_parquet(path)
+        elif sheet is None:
+            frame, sheet, note, hint = _pick_sheet(path, name, needed, outcome)
+            notes += [note] if note else []
+        else:
+            sheets = _excel_sheets(path, name)
+            if isinstance(sheet, int) and 0 <= sheet < len(sheets):
+                sheet = sheets[sheet]
+            if str(sheet) not in sheets:
+                raise LL144CommandError(f"{name}: no sheet {printable(sheet)!r}; the sheets are "
+                                        f"{', '.join(repr(printable(s)) for s in sheets)} (give one with --sheet)")
+            frame = _read_sheet(path, name, str(sheet))
+    except (LL144CommandError, KeyboardInterrupt):
+        raise
+    except pd.errors.EmptyDataError:
+        raise LL144CommandError(f"{name}: the file is empty") from None
+    except UnicodeDecodeError as exc:
+        raise LL144CommandError(f"{name}: cannot be read as {codec} (byte {exc.start}); give the file's --encoding "
+                                "(e.g. utf-8, cp1252, utf-16)") from None
+    except Exception as exc:  # any parser's error: one line naming the file
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise LL144CommandError(f"{name}: cannot read the {kind} file: {printable(detail)}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    _duplicates(list(frame.columns), name)  # "Sex" and "Sex " (and a Parquet file's own repeats)
+    if kind == "csv" and any(other in c for c in frame.columns for other in SEPARATORS if other != separator):
+        hint = (f"the file was read as {SEPARATORS[separator]}-separated ({separator!r}); if its separator is "
+                "another, give --sep")
+    if len(frame) == 0:
+        raise LL144CommandError(f"{name}: the file has a header but no rows")
+    frame.index = pd.RangeIndex(FIRST_ROW, FIRST_ROW + len(frame))
+    return DataFile(frame, kind, codec, separator, sheet, tuple(notes), hint)
+
+
+def read_data(path: str | Path, *, sheet: str | int | None = None, encoding: str | None = None,
+              sep: str | None = None) -> pd.DataFrame:
     """DATA as a frame of text and numbers, indexed by spreadsheet row number (header = row 1).
 
-    CSV cells are read as text (an empty cell is missing; ``NA`` or ``N/A`` is a label like any other, which the
-    audit's list of non-answers may name); Excel cells as the sheet stores them, read by the ``calamine`` engine
-    (python-calamine: about ten times faster than openpyxl), with the same rule for empty and ``N/A`` cells;
-    Parquet columns with their types. Empty text and cells of spaces only are left as they are here: the audit
+    CSV cells are read as text in the file's encoding and with its separator (:func:`csv_encoding`,
+    :func:`csv_separator`; ``encoding`` and ``sep`` override them); Excel cells as the sheet stores them, read by
+    the ``calamine`` engine (python-calamine, in the ``data`` extra: about ten times faster than openpyxl); Parquet
+    columns with their types. An empty cell is missing; ``NA``, ``N/A`` or ``null`` are text here, which the
+    audit's list of non-answers (:data:`allocbias.ll144.NON_ANSWERS`) reads as unknown. A header that names a
+    column twice is refused, naming it. Empty text and cells of spaces only are left as they are here: the audit
     reads every one of them, in every format, as the unknown category ``(blank)``.
 
     >>> import tempfile, pathlib
@@ -70,36 +361,7 @@ def read_data(path: str | Path, *, sheet: str | int | None = None) -> pd.DataFra
     >>> read_data(p).index.tolist()
     [2, 3]
     """
-    path = Path(path)
-    name = path.name
-    if not path.is_file():
-        raise LL144CommandError(f"{path}: no such file")
-    kind = READERS.get(path.suffix.lower())
-    if kind is None:
-        raise LL144CommandError(f"{name}: unknown file type {path.suffix!r}; give a .csv, .parquet or .xlsx file")
-    if path.stat().st_size == 0:
-        raise LL144CommandError(f"{name}: the file is empty")
-    try:
-        if kind == "csv":
-            frame = pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[""], skipinitialspace=False)
-        elif kind == "parquet":
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet, dtype=object, engine=EXCEL_ENGINE,
-                                  keep_default_na=False, na_values=[""])
-    except pd.errors.EmptyDataError:
-        raise LL144CommandError(f"{name}: the file is empty") from None
-    except Exception as exc:  # any parser's error: one line naming the file (and the sheet)
-        where = f", sheet {sheet!r}" if kind == "excel" and sheet is not None else ""
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise LL144CommandError(f"{name}{where}: cannot read the {kind} file: {detail}") from None
-    if sheet is not None and kind != "excel":
-        raise LL144CommandError(f"{name}: --sheet applies to Excel files only")
-    frame.columns = [str(c).strip() for c in frame.columns]
-    if len(frame) == 0:
-        raise LL144CommandError(f"{name}: the file has a header but no rows")
-    frame.index = pd.RangeIndex(FIRST_ROW, FIRST_ROW + len(frame))
-    return frame
+    return load_data(path, sheet=sheet, encoding=encoding, sep=sep).frame
 
 
 # --------------------------------------------------------------------------- rendering
@@ -108,15 +370,19 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]|<>])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def _md(value: Any) -> str:
-    """An input-derived string made inert in Markdown yet readable as plain text: ``&``, ``<`` and ``>``
-    HTML-escaped, and only the characters that can start markup backslash-escaped (backslash, backtick, ``*``,
-    brackets, ``|``, and ``_`` at a word's edge); dots, parentheses, ``%`` and ``_`` inside a word stay as typed.
+    """An input-derived string made inert in Markdown yet readable as plain text: control characters written as
+    escapes (:func:`allocbias.outputs.printable`: an escape sequence in a label never reaches a terminal that shows
+    the file), ``&``, ``<`` and ``>`` HTML-escaped, and only the characters that can start markup backslash-escaped
+    (backslash, backtick, ``*``, brackets, ``|``, and ``_`` at a word's edge); dots, parentheses, ``%`` and ``_``
+    inside a word stay as typed.
 
     >>> print(_md("sel_yesno.csv (highest rate) 0.82% <b>|*x*"))
     sel_yesno.csv (highest rate) 0.82% &lt;b&gt;\\|\\*x\\*
+    >>> print(_md("Female" + chr(27) + "[2J"))
+    Female\\\\x1b\\[2J
     """
-    text = html.escape(str(value), quote=False)
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text).replace("\n", " ")
+    text = html.escape(printable(value), quote=False)
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
 def _num(v: Any, digits: int = 3) -> str:
@@ -359,12 +625,20 @@ rest.</p>
 """
 
 
-def render_html(audit: ll144.BiasAudit, source: dict[str, Any]) -> str:
+def render_html(audit: ll144.BiasAudit, source: dict[str, Any], *, context: dict[str, Any] | None = None) -> str:
     """``report.html``: one self-contained page; Jinja2 autoescape escapes every value from the input."""
+    return _template(_HTML).render(**(context or _context(audit, source)))
+
+
+@functools.lru_cache(maxsize=None)
+def _template(source: str) -> Any:
+    """A page's compiled template (compiled once per process): every value autoescaped, its control characters
+    written as escapes first (:func:`allocbias.outputs.printable`), an undefined name an error."""
     import jinja2
 
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    return env.from_string(_HTML).render(**_context(audit, source))
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                             finalize=lambda v: printable(v) if isinstance(v, str) else v)
+    return env.from_string(source)
 
 
 def tool_version() -> str:
@@ -379,24 +653,135 @@ def tool_version() -> str:
 
 #: The fields of the published summary (6 RCNY § 5-303) the command takes as options, with their option names.
 FILING_FIELDS = {"audit_date": "--audit-date", "data_source": "--data-source", "data_explanation": "--data-explanation",
-                 "distribution_date": "--distribution-date", "employer": "--employer", "tool_name": "--tool-name",
-                 "auditor": "--auditor"}
-#: The fields the rules require; the others (employer, tool, auditor) are shown when given.
+                 "test_data_reason": "--test-data-reason", "distribution_date": "--distribution-date",
+                 "employer": "--employer", "tool_name": "--tool-name", "auditor": "--auditor"}
+#: The fields the rules require of every summary; with test data, :data:`TEST_DATA_REQUIRED` too. The others
+#: (employer, tool, auditor) are shown when given.
 FILING_REQUIRED = ("audit_date", "data_source", "data_explanation", "distribution_date")
-DATA_SOURCES = {"historical": "historical data (the employer's own use of the tool)",
-                "test": "test data (historical data were insufficient)"}
+#: With test data the summary must also explain why historical data were not used and describe how the test data
+#: were generated and obtained (6 RCNY § 5-302): the reason is its own field, the explanation says the rest.
+TEST_DATA_REQUIRED = ("test_data_reason",)
+#: What the summary says of each source: only what the user said (the rules define both; nothing is added).
+DATA_SOURCES = {"historical": "historical data", "test": "test data"}
+FILING_DATES = ("audit_date", "distribution_date")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_date(text: str, option: str) -> str:
+    """A filing date as ``YYYY-MM-DD`` (ISO 8601's calendar date, the one spelling every reader takes the same way),
+    or :class:`LL144CommandError` naming ``option``.
+
+    >>> parse_date(" 2026-03-01", "--audit-date")
+    '2026-03-01'
+    >>> parse_date("2026-13-45", "--audit-date")
+    Traceback (most recent call last):
+    ...
+    allocbias.ll144_command.LL144CommandError: --audit-date '2026-13-45': not a date (month must be in 1..12); give it as YYYY-MM-DD, e.g. 2026-03-01
+    """
+    value = str(text).strip()
+    if not _ISO_DATE.fullmatch(value):
+        raise LL144CommandError(f"{option} {printable(value)!r}: give the date as YYYY-MM-DD, e.g. 2026-03-01")
+    try:
+        return datetime.date.fromisoformat(value).isoformat()
+    except ValueError as exc:
+        raise LL144CommandError(f"{option} {value!r}: not a date ({exc}); give it as YYYY-MM-DD, "
+                                "e.g. 2026-03-01") from None
+
+
+def _year_after(day: datetime.date) -> datetime.date:
+    """The same day a year later (29 February: 28 February)."""
+    return day.replace(year=day.year + 1, day=28 if (day.month, day.day) == (2, 29) else day.day)
+
+
+def check_filing(filing: dict[str, Any] | None) -> tuple[dict[str, str], list[str]]:
+    """The published summary's fields checked, and the notes on them that stop nothing.
+
+    Refused (:class:`LL144CommandError`, naming the option): a date that is not ``YYYY-MM-DD`` or not a day of
+    the calendar; a text field given but blank; a data source other than ``historical`` or ``test``;
+    ``--test-data-reason`` without ``--data-source test``. Text fields have their runs of spaces and line breaks
+    made one space. Noted: a distribution date more than a year after the audit date (Local Law 144 allows a tool's
+    use only within a year after its bias audit), and historical data for a tool first distributed after its
+    audit (then they can only be other employers' use of it, which the rules allow: the explanation should say
+    so). A distribution date before the audit date is the usual case (a tool in use is audited again every year)
+    and is not flagged. Absent fields are left out: the summary says which required ones are missing.
+
+    >>> fields, notes = check_filing({"audit_date": "2026-03-01", "distribution_date": "2027-06-01"})
+    >>> fields, [n.split(":")[0] for n in notes]
+    ({'audit_date': '2026-03-01', 'distribution_date': '2027-06-01'}, ['the distribution date 2027-06-01 is more than a year after the audit date 2026-03-01'])
+    """
+    out: dict[str, str] = {}
+    for key, value in (filing or {}).items():
+        if value is None:
+            continue
+        option = FILING_FIELDS.get(key)
+        if option is None:
+            raise LL144CommandError(f"unknown filing field {key!r}; the fields are {list(FILING_FIELDS)}")
+        if key in FILING_DATES:
+            out[key] = parse_date(value, option)
+        elif key == "data_source":
+            if value not in DATA_SOURCES:
+                raise LL144CommandError(f"{option} must be one of {list(DATA_SOURCES)}, got {printable(value)!r}")
+            out[key] = str(value)
+        else:
+            text = " ".join(str(value).split())
+            if not text:
+                raise LL144CommandError(f"{option} is blank: give the text, or leave the option out (the "
+                                        "published summary then says it is missing)")
+            out[key] = text
+    if "test_data_reason" in out and out.get("data_source") != "test":
+        raise LL144CommandError("--test-data-reason (why historical data were not used) goes with --data-source "
+                                "test only")
+    notes = []
+    audit, dist = out.get("audit_date"), out.get("distribution_date")
+    if audit and dist:
+        a, d = datetime.date.fromisoformat(audit), datetime.date.fromisoformat(dist)
+        if d > _year_after(a):
+            notes.append(f"the distribution date {dist} is more than a year after the audit date {audit}: Local Law "
+                         "144 allows a tool to be used only within a year after its bias audit")
+        if d > a and out.get("data_source") == "historical":
+            notes.append(f"historical data: the tool was first distributed ({dist}) after the audit ({audit}), so "
+                         "its historical data can only be other employers' use of it; say so in --data-explanation")
+    return out, notes
+
+
+def filing_missing(filing: dict[str, Any]) -> list[str]:
+    """The options of the required fields ``filing`` lacks (with test data, the reason historical data were not
+    used): the published summary is ready to publish when this is empty.
+
+    >>> filing_missing({"audit_date": "2026-03-01", "data_source": "test"})
+    ['--data-explanation', '--distribution-date', '--test-data-reason']
+    """
+    required = FILING_REQUIRED + (TEST_DATA_REQUIRED if filing.get("data_source") == "test" else ())
+    return [FILING_FIELDS[k] for k in required if not filing.get(k)]
+
+
+#: The published summary's lines, in order, with the field each shows.
+_FIELD_LABELS = (("employer", "Employer or employment agency"), ("tool_name", "Automated employment decision tool"),
+                 ("auditor", "Independent auditor"), ("audit_date", "Date of the bias audit"),
+                 ("data_source", "Source of the data"), ("test_data_reason", "Why historical data were not used"),
+                 ("data_explanation", "Explanation of the data"),
+                 ("distribution_date", "Distribution date of the tool"))
 
 
 def _published(audit: ll144.BiasAudit, filing: dict[str, Any]) -> dict[str, Any]:
-    """What the published summary shows, as display strings: the filing fields (a missing required one says
-    which option gives it), the applicants, those of unknown category, each category's rate and ratio, and the
-    excluded categories with their justification, applicants and rate."""
-    missing = [FILING_FIELDS[k] for k in FILING_REQUIRED if not filing.get(k)]
+    """What the published summary shows, as display strings: the filing fields as given (a missing required one
+    says which option gives it; with test data, why historical data were not used and how the test data were
+    made), the applicants, those of unknown category, each category's rate and ratio, and the excluded categories
+    with their justification, applicants and rate."""
+    test = filing.get("data_source") == "test"
+    required = FILING_REQUIRED + (TEST_DATA_REQUIRED if test else ())
+
     def field(key: str) -> str:
         v = filing.get(key)
         if key == "data_source" and v:
             return DATA_SOURCES.get(str(v), str(v))
-        return str(v) if v else f"not given (pass {FILING_FIELDS[key]})"
+        return printable(v) if v else f"not given (pass {FILING_FIELDS[key]})"
+
+    def label(key: str, text: str) -> str:
+        if key == "data_explanation" and test:
+            return "Explanation of the data (how the test data were generated and obtained)"
+        return text
+
     rate = "scoring rate" if audit.kind == "scoring" else "selection rate"
     names = [str(n) for n in audit.table["table"].unique()]
     tables = []
@@ -404,29 +789,27 @@ def _published(audit: ll144.BiasAudit, filing: dict[str, Any]) -> dict[str, Any]
         rows = []
         for _, r in part[~part["unknown"]].iterrows():
             excluded = bool(r["excluded"])
-            rows.append({"group": str(r["group"]), "applicants": _count(r["applicants"]),
+            rows.append({"group": printable(r["group"]), "applicants": _count(r["applicants"]),
                          "rate": _num(r["rate"]), "ratio": NOT_COMPARED if excluded else _num(r["impact_ratio"])})
         n_unknown = part.loc[part["unknown"], "applicants"].sum()
         tables.append({"heading": _heading(str(name), names), "rows": rows, "n_unknown": _count(n_unknown)})
-    excluded = [{"category": _heading(str(r["category"]), names), "group": str(r["group"]),
+    excluded = [{"category": _heading(str(r["category"]), names), "group": printable(r["group"]),
                  "applicants": _count(r["applicants"]),
                  "rate": _num(audit.table.loc[(audit.table["table"] == r["category"])
                                               & (audit.table["group"] == r["group"]), "rate"].iloc[0]),
-                 "reason": str(r["reason"])} for _, r in audit.excluded.iterrows()]
-    return {"fields": [(label, field(key)) for key, label in (
-                ("employer", "Employer or employment agency"), ("tool_name", "Automated employment decision tool"),
-                ("auditor", "Independent auditor"), ("audit_date", "Date of the bias audit"),
-                ("data_source", "Source of the data"), ("data_explanation", "Explanation of the data"),
-                ("distribution_date", "Distribution date of the tool")) if key in FILING_REQUIRED or filing.get(key)],
-            "missing": missing, "rate": rate, "n_applicants": _count(audit.n_applicants), "tables": tables,
-            "excluded": excluded, "exclude_rule": _exclude_rule(audit.options), "version": tool_version(),
-            "four_fifths_note": FOUR_FIFTHS_NOTE}
+                 "reason": printable(r["reason"])} for _, r in audit.excluded.iterrows()]
+    return {"fields": [(label(key, text), field(key)) for key, text in _FIELD_LABELS
+                       if key in required or filing.get(key)],
+            "missing": filing_missing(filing), "rate": rate, "n_applicants": _count(audit.n_applicants),
+            "tables": tables, "excluded": excluded, "exclude_rule": _exclude_rule(audit.options),
+            "version": tool_version(), "four_fifths_note": FOUR_FIFTHS_NOTE}
 
 
-def render_published_summary(audit: ll144.BiasAudit, filing: dict[str, Any]) -> str:
+def render_published_summary(audit: ll144.BiasAudit, filing: dict[str, Any], *,
+                             published: dict[str, Any] | None = None) -> str:
     """``published_summary.md``: exactly what the DCWP rules (6 RCNY § 5-300 ff.) require a published summary of
     the results of a bias audit to show, as plain Markdown (input-derived strings made inert by :func:`_md`)."""
-    p = _published(audit, filing)
+    p = published or _published(audit, filing)
     out = ["# Summary of the results of a bias audit (NYC Local Law 144)", ""]
     if p["missing"]:
         out += [f"**Not ready to publish**: missing {', '.join(p['missing'])}.", ""]
@@ -469,20 +852,18 @@ compared categories. {{ exclude_rule }}</p>
 """
 
 
-def render_published_html(audit: ll144.BiasAudit, filing: dict[str, Any]) -> str:
+def render_published_html(audit: ll144.BiasAudit, filing: dict[str, Any], *,
+                          published: dict[str, Any] | None = None) -> str:
     """``published_summary.html``: :func:`render_published_summary` as one self-contained page (autoescaped)."""
-    import jinja2
-
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    return env.from_string(_PUBLISHED_HTML).render(**_published(audit, filing))
+    return _template(_PUBLISHED_HTML).render(**(published or _published(audit, filing)))
 
 
 _TEXT = {"group", "note", "category"}  # the cells that come from the input (numbers are formatted here)
 
 
-def render_summary(audit: ll144.BiasAudit, source: dict[str, Any]) -> str:
+def render_summary(audit: ll144.BiasAudit, source: dict[str, Any], *, context: dict[str, Any] | None = None) -> str:
     """``summary.md``: the same content as Markdown, every input-derived string made inert (:func:`_md`)."""
-    c = _context(audit, source)
+    c = context or _context(audit, source)
     out = ["# Local Law 144 bias audit", "", f"> {c['four_fifths_note']}", "",
            f"Input `{source['sha256']}` ({_md(source['file'])}, {source['rows']} rows, one row per "
            f"{'applicant' if audit.shape == 'applicants' else 'category'}); a {audit.kind} tool: rates are "
@@ -521,12 +902,21 @@ def render_summary(audit: ll144.BiasAudit, source: dict[str, Any]) -> str:
 
 
 def _csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text cells a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) get a leading ``'``."""
+    """Text cells a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) get a leading ``'``, and
+    control characters are written as escapes (:func:`allocbias.outputs.printable`)."""
     out = frame.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
-            out[col] = out[col].astype(object).map(lambda v: "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@") else v)
+            out[col] = out[col].astype(object).map(_csv_cell)
+    out.columns = [printable(c) for c in out.columns]
     return out
+
+
+def _csv_cell(v: Any) -> Any:
+    if not isinstance(v, str):
+        return v
+    v = printable(v)
+    return "'" + v if v[:1] in ("=", "+", "-", "@") else v
 
 
 def _records(frame: pd.DataFrame | None) -> list | None:
@@ -544,109 +934,315 @@ class Written:
     out: Path
     audit: ll144.BiasAudit
     files: tuple[str, ...]
+    #: earlier published summaries this run kept under their audit date (``--replace``)
+    kept: tuple[str, ...] = ()
+    #: what the command noticed and the user should know (how DATA was read, the filing's dates, leftovers removed)
+    notes: tuple[str, ...] = ()
+    #: the required filing fields the published summary lacks (empty: ready to publish)
+    missing: tuple[str, ...] = ()
 
 
-def _earlier_files(out: Path) -> list[str]:
-    """The files in ``out`` (relative, ``/``-separated) that no earlier ``allocbias ll144`` run recorded writing
-    there (``ll144.json``'s ``files``); an output of a version that recorded nothing owns its usual files."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C once the audit was in place: :attr:`message` says so (the command line prints it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+#: The two files of the published summary: a re-run never replaces one that was filed (ready to publish, or
+#: edited since it was written) unless told to (``replace``), and then keeps it under its audit date.
+PUBLISHED = ("published_summary.md", "published_summary.html")
+_OLD = ".old-"
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running (another run's temporary folder is then left alone). Outside
+    POSIX there is no cheap check, and every folder is left alone."""
+    if pid == os.getpid() or os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: another user's running process
+        return True
+    return True
+
+
+def clean_leftovers(out: str | Path) -> list[str]:
+    """Remove what runs killed before they finished left beside ``out`` and in it; return what was done.
+
+    A run writes ``.OUT.partial-PID`` beside ``out``, moves an earlier ``out`` to ``.OUT.old-PID``, renames the
+    first to ``out`` and removes the second. Of a run whose process is gone: a temporary folder is removed; a moved
+    earlier output is put back when ``out`` is missing (the run was killed between its two renames), and removed
+    otherwise; a temporary file of :func:`allocbias.outputs.write_atomic` (``.NAME.partial-*``) inside ``out`` is
+    removed.
+    """
+    out = Path(os.path.abspath(out))
+    parent = out.parent
+    done: list[str] = []
+    if not parent.is_dir():
+        return done
+    partial, old = temporary_prefix(out), f".{out.name}{_OLD}"
+    entries = sorted(parent.iterdir(), key=lambda p: p.lstat().st_mtime, reverse=True)
+    for entry in entries:
+        for prefix in (partial, old):
+            pid = entry.name[len(prefix):]
+            if not entry.name.startswith(prefix) or not pid.isdigit() or _pid_alive(int(pid)):
+                continue
+            if prefix == old and not out.exists() and entry.is_dir() and not entry.is_symlink():
+                entry.rename(out)
+                done.append(f"put back {printable(out)} from {printable(entry.name)}, left by a run killed while "
+                            "it replaced the folder")
+            else:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+                done.append(f"removed {printable(entry.name)}, left by a run that did not finish")
+    if out.is_dir():
+        for path in sorted(out.rglob(f".*{PARTIAL}*")):
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+                done.append(f"removed {printable(path.relative_to(out).as_posix())}, a temporary file left by a "
+                            "run that did not finish")
+    return done
+
+
+@dataclass(frozen=True)
+class _Earlier:
+    """What an earlier run left in ``--out``: its record and the state of the files it wrote."""
+
+    present: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()  # files no run recorded writing
+    edited: tuple[str, ...] = ()  # files whose bytes differ from the digest the run recorded
+    kept: tuple[str, ...] = ()  # earlier published summaries a run kept (carried into every later output)
+    ready: bool = False  # its published summary was ready to publish
+    audit_date: str | None = None
+
+
+def _earlier(out: Path) -> _Earlier:
+    """The files in ``out`` (relative, ``/``-separated) and which of them an earlier ``allocbias ll144`` run wrote
+    (``ll144.json``'s ``files``; an output of a version that recorded nothing owns its usual files), which of those
+    were edited since (``digests``), which are kept summaries, and whether its published summary was ready."""
+    if not out.is_dir():
+        return _Earlier()
     present = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() or p.is_symlink())
-    owned: set[str] = set()
+    doc: Any = None
     record = out / "ll144.json"
     if record.is_file():
         try:
             doc = json.loads(record.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             doc = None
-        if isinstance(doc, dict) and doc.get("program") == "allocbias ll144":
-            owned = {"ll144.json", *map(str, doc.get("files") or [])}
-            if "files" not in doc:
-                owned |= {f for f in present if f in ("summary.md", "report.html")
-                          or re.fullmatch(r"tables/[a-z0-9_]+\.csv", f)}
-    return [f for f in present if f not in owned]
+    if not (isinstance(doc, dict) and doc.get("program") == "allocbias ll144"):
+        return _Earlier(tuple(present), tuple(present))
+    owned = {"ll144.json", *map(str, doc.get("files") or [])}
+    if "files" not in doc:
+        owned |= {f for f in present if f in ("summary.md", "report.html", *PUBLISHED)
+                  or re.fullmatch(r"tables/[a-z0-9_]+\.csv", f)}
+    digests = doc.get("digests") if isinstance(doc.get("digests"), dict) else {}
+    edited = [f for f in present if f in digests and (out / f).is_file()
+              and sha256_bytes((out / f).read_bytes()) != digests[f]]
+    filing = doc.get("filing") if isinstance(doc.get("filing"), dict) else {}
+    ready = bool(doc["ready"]) if "ready" in doc else all(filing.get(k) for k in FILING_REQUIRED)
+    kept = [str(f) for f in doc.get("kept") or [] if str(f) in present]
+    return _Earlier(tuple(present), tuple(f for f in present if f not in owned), tuple(edited), tuple(kept), ready,
+                    filing.get("audit_date"))
 
 
-def write_audit(audit: ll144.BiasAudit, out: str | Path, source: dict[str, Any], command: str | None = None,
-                filing: dict[str, Any] | None = None) -> Written:
-    """Write the audit's files into ``out`` through a temporary folder renamed when complete.
+def _named(files: Sequence[str]) -> str:
+    shown = ", ".join(printable(f) for f in files[:10])
+    return shown + (f" and {len(files) - 10} more" if len(files) > 10 else "")
 
-    ``out`` may not exist yet, be an empty folder, or hold an earlier ``allocbias ll144`` output and nothing
-    else: the files that run recorded in ``ll144.json`` are replaced. A folder holding any other file (a note of
-    yours, another tool's output) is refused, naming those files, before anything is written.
+
+def _kept_names(earlier: _Earlier, files: Sequence[str]) -> dict[str, str]:
+    """Where each earlier published summary goes when replaced: ``published_summary-<audit date>.md`` (``undated``
+    without one), with ``-2``, ``-3`` … when that name is taken."""
+    stamp = earlier.audit_date if isinstance(earlier.audit_date, str) and _ISO_DATE.fullmatch(earlier.audit_date) \
+        else "undated"
+    taken = set(earlier.present)
+    for n in range(1, 1000):
+        name = stamp if n == 1 else f"{stamp}-{n}"
+        names = {f: f"published_summary-{name}{Path(f).suffix}" for f in files}
+        if not taken & set(names.values()):
+            return names
+    raise LL144CommandError("too many kept published summaries in one folder; move some of them")
+
+
+def _carried(out: Path, earlier: _Earlier, files: dict[str, bytes], replace: bool) -> dict[str, str]:
+    """Check what ``out`` holds against what this run writes; return the earlier published summaries to keep
+    (old name -> kept name). Refused, naming the files, with nothing written: a file no run wrote; a file a run
+    wrote and someone edited since (besides the published summary); a published summary that was ready to
+    publish, or edited since, which this run would change, unless ``replace``."""
+    if earlier.foreign:
+        raise LL144CommandError(f"--out {printable(out)}: holds files allocbias ll144 did not write "
+                                f"({_named(earlier.foreign)}); move them or choose another folder (nothing was "
+                                "written)")
+    edited = [f for f in earlier.edited if f not in PUBLISHED and f not in earlier.kept]
+    if edited:
+        it = "it" if len(edited) == 1 else "them"
+        raise LL144CommandError(f"--out {printable(out)}: {_named(edited)}: edited since allocbias ll144 wrote {it} "
+                                f"(the SHA-256 ll144.json records differs); move {it} out of the folder to keep the "
+                                f"changes, or delete {it}, and run again (nothing was written)")
+    at_stake = [f for f in PUBLISHED if f in earlier.present and (earlier.ready or f in earlier.edited)
+                and (out / f).read_bytes() != files[f]]
+    if not at_stake:
+        return {}
+    names = _kept_names(earlier, at_stake)
+    if not replace:
+        why = " and ".join(w for w in (
+            f"was ready to publish (audit date {printable(earlier.audit_date or 'not given')})" if earlier.ready else "",
+            f"was edited since allocbias ll144 wrote it ({_named([f for f in at_stake if f in earlier.edited])})"
+            if set(at_stake) & set(earlier.edited) else "") if w)
+        raise LL144CommandError(f"--out {printable(out)}: its published summary {why}, and this run would replace "
+                                f"it: pass --replace to keep it as {_named(list(names.values()))} beside the new one, "
+                                "or choose another --out (nothing was written)")
+    return names
+
+
+def _json_text(doc: dict[str, Any]) -> str:
+    """``doc`` as JSON text (UTF-8, indented) with every control character escaped: JSON escapes C0 itself, and
+    here DEL, the C1 characters and the line separators too, so that showing the file runs nothing.
+
+    >>> _json_text({"g": "a" + chr(0x9b) + "b"}) == '{\\n  "g": "a\\\\u009bb"\\n}\\n'
+    True
     """
-    out = Path(out)
-    filing = {k: v for k, v in (filing or {}).items() if v not in (None, "")}
-    if out.exists() and not out.is_dir():
-        raise LL144CommandError(f"--out {out}: exists and is not a folder; choose another folder")
-    if out.is_dir():
-        foreign = _earlier_files(out)
-        if foreign:
-            shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
-            raise LL144CommandError(f"--out {out}: holds files allocbias ll144 did not write ({shown}); move them "
-                                    "or choose another folder (nothing was written)")
-    files: dict[str, str | bytes] = {"summary.md": render_summary(audit, source),
-                                     "report.html": render_html(audit, source),
-                                     "published_summary.md": render_published_summary(audit, filing),
-                                     "published_summary.html": render_published_html(audit, filing)}
-    for name, part in audit.table.groupby("table", sort=False):
-        files[f"tables/{_slug(str(name))}.csv"] = _csv_safe(output_table(part.drop(columns=["table"]))).to_csv(index=False)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False, default=str)
+    return re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+
+
+def _render_files(audit: ll144.BiasAudit, source: dict[str, Any], filing: dict[str, Any],
+                  tables: dict[str, pd.DataFrame]) -> dict[str, bytes]:
+    """Every file of the audit but ``ll144.json``, as bytes (UTF-8); ``tables`` are the category tables as written
+    (:func:`output_table`)."""
+    context, published = _context(audit, source), _published(audit, filing)
+    files: dict[str, str] = {"summary.md": render_summary(audit, source, context=context),
+                             "report.html": render_html(audit, source, context=context),
+                             "published_summary.md": render_published_summary(audit, filing, published=published),
+                             "published_summary.html": render_published_html(audit, filing, published=published)}
+    for name, table in tables.items():
+        files[f"tables/{_slug(name)}.csv"] = _csv_safe(table).to_csv(index=False)
     files["tables/unknown.csv"] = _csv_safe(output_table(audit.unknown)).to_csv(index=False)
     files["tables/excluded.csv"] = _csv_safe(output_table(audit.excluded)).to_csv(index=False)
     if audit.regression is not None:
         files["tables/regression.csv"] = _csv_safe(output_table(audit.regression)).to_csv(index=False)
     for name, curve in audit.curves.items():
         files[f"tables/curve_{_slug(name)}.csv"] = curve.rename(columns=str).reset_index().to_csv(index=False)
+    return {k: v.encode("utf-8") for k, v in files.items()}
+
+
+def _disk_error(exc: OSError, what: str, out: Path, existed: bool) -> OutputError:
+    """One line naming the file that could not be written and what was kept."""
+    cause = exc.__cause__ if isinstance(exc, OutputError) and isinstance(exc.__cause__, OSError) else exc
+    why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}.get(
+        cause.errno, cause.strerror or str(cause))
+    kept = (f"{printable(out)} is as it was (the earlier audit is kept)" if existed
+            else f"nothing was written ({printable(out)} was not created)")
+    return OutputError(cause.errno, f"could not write {printable(what)}: {why}; {kept}")
+
+
+def write_audit(audit: ll144.BiasAudit, out: str | Path, source: dict[str, Any], command: str | None = None,
+                filing: dict[str, Any] | None = None, *, replace: bool = False,
+                notes: Sequence[str] = ()) -> Written:
+    """Write the audit's files into ``out`` through a temporary folder renamed when complete.
+
+    ``out`` may not exist yet, be an empty folder, or hold an earlier ``allocbias ll144`` output and nothing
+    else: the files that run recorded in ``ll144.json`` are replaced. Refused before anything is written, naming
+    the files: a folder holding any other file (a note of yours, another tool's output); a file the earlier run
+    wrote and someone edited since (``ll144.json`` records every file's SHA-256); an earlier published summary that
+    was ready to publish (or edited: signed, say) which this run would change, unless ``replace``: then it is kept
+    beside the new one as ``published_summary-<its audit date>.md`` (and ``.html``), and every summary kept so is
+    carried into later outputs. Each file is written whole (:func:`allocbias.outputs.write_atomic`); on a full disk
+    the error names the file and ``out`` stays as it was. What killed runs left is removed first
+    (:func:`clean_leftovers`).
+    """
+    out = Path(out)
+    filing, _ = check_filing({k: v for k, v in (filing or {}).items() if v != ""})
+    if out.exists() and not out.is_dir():
+        raise LL144CommandError(f"--out {printable(out)}: exists and is not a folder; choose another folder")
+    notes = [*notes, *clean_leftovers(out)]
+    earlier = _earlier(out)
+    tables = {str(n): output_table(p.drop(columns=["table"])) for n, p in audit.table.groupby("table", sort=False)}
+    files = _render_files(audit, source, filing, tables)
+    kept = _carried(out, earlier, files, replace)
+    for old_name, new_name in kept.items():
+        files[new_name] = (out / old_name).read_bytes()
+    for name in earlier.kept:
+        files.setdefault(name, (out / name).read_bytes())
+    missing = filing_missing(filing)
     doc = {"program": "allocbias ll144", "version": tool_version(), "command": command, "input": source,
-           "options": audit.options, "filing": filing, "kind": audit.kind, "shape": audit.shape,
+           "options": audit.options, "filing": filing, "ready": not missing, "missing": missing,
+           "notes": list(notes), "kind": audit.kind, "shape": audit.shape,
            "n_applicants": audit.n_applicants, "median": audit.median, "four_fifths_note": FOUR_FIFTHS_NOTE,
            "exclude_rule": _exclude_rule(audit.options), "warnings": list(audit.warnings),
-           "tables": {str(n): _records(output_table(p.drop(columns=["table"])))
-                      for n, p in audit.table.groupby("table", sort=False)},
+           "tables": {n: _records(t) for n, t in tables.items()},
            "unknown": _records(output_table(audit.unknown)), "excluded": _records(output_table(audit.excluded)),
            "regression": _records(None if audit.regression is None else output_table(audit.regression)),
-           "files": sorted([*files, "ll144.json"])}
-    files["ll144.json"] = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{out.name}.partial-{os.getpid()}"
-    old = parent / f".{out.name}.old-{os.getpid()}"
+           "kept": sorted({*earlier.kept, *kept.values()}),
+           "files": sorted([*files, "ll144.json"]),
+           "digests": {rel: sha256_bytes(data) for rel, data in sorted(files.items())}}
+    files["ll144.json"] = _json_text(doc).encode("utf-8")
+    _swap_in(out, files)
+    return Written(out, audit, tuple(sorted(files)), tuple(kept.values()), tuple(notes), tuple(missing))
+
+
+def _swap_in(out: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` into ``.OUT.partial-PID`` beside ``out`` (each with :func:`allocbias.outputs.write_atomic`),
+    then move an earlier ``out`` aside and rename the new folder into place: a reader, or a run killed at any
+    point, sees the earlier output or the new one, never a mix (:func:`clean_leftovers` tidies up after a kill)."""
+    existed = out.exists()
+    parent = Path(os.path.abspath(out)).parent  # where clean_leftovers looks (a link in the path is not followed)
+    tmp = parent / f"{temporary_prefix(out)}{os.getpid()}"
+    old = parent / f".{out.name}{_OLD}{os.getpid()}"
+    what = str(out)
     try:
-        for rel, text in files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        if out.exists():
+        parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        for rel, data in files.items():
+            what = str(out / rel)
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(tmp / rel, data)
+        what = str(out)
+        if existed:
+            shutil.rmtree(old, ignore_errors=True)  # an earlier run of this very process that did not finish
             out.rename(old)
         tmp.rename(out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if old.exists() and not out.exists():
             old.rename(out)
+        if isinstance(exc, OSError):
+            raise _disk_error(exc, what, out, existed) from exc
         raise
-    shutil.rmtree(old, ignore_errors=True)
-    return Written(out, audit, tuple(sorted(files)))
+    try:
+        shutil.rmtree(old, ignore_errors=True)
+        fsync_dir(parent)
+    except KeyboardInterrupt:
+        raise Interrupted(f"allocbias ll144: interrupted after the audit was written whole to {printable(out)}") \
+            from None
 
 
 def run_ll144(data: str | Path, out: str | Path, *, sex: str | None = "sex", race: str | None = "race_ethnicity",
               selected: str = "selected", score: str = "score", applicants: str = "applicants",
               unknown: Any = ll144.NON_ANSWERS, exclude_below: float | None = ll144.EXCLUDE_BELOW,
-              exclude_base: str = "known", tool: str | None = None, sheet: str | int | None = None, draws: int = 4000,
-              seed: int = 0, command: str | None = None, filing: dict[str, Any] | None = None) -> Written:
+              exclude_base: str = "known", tool: str | None = None, sheet: str | int | None = None,
+              encoding: str | None = None, sep: str | None = None, draws: int = 4000, seed: int = 0,
+              command: str | None = None, filing: dict[str, Any] | None = None, replace: bool = False) -> Written:
     """Read DATA, audit it (:func:`allocbias.ll144.bias_audit`, whole counts only) and write the files to ``out``.
 
-    Every problem with the input raises :class:`LL144CommandError` naming the file (and the column and row)
-    before anything is written.
+    Every problem with the input or the filing fields (:func:`check_filing`) raises :class:`LL144CommandError`
+    naming the file (and the column and row) or the option before anything is written.
     """
     path = Path(data)
-    frame = read_data(path, sheet=sheet)
+    filing, filing_notes = check_filing(filing)
+    read = load_data(path, sheet=sheet, encoding=encoding, sep=sep, needed=[c for c in (sex, race) if c],
+                     outcome=[selected, score, applicants])
     try:
-        audit = ll144.bias_audit(frame, sex=sex, race=race, selected=selected, score=score, applicants=applicants,
-                                 tool=tool, unknown=unknown, exclude_below=exclude_below, exclude_base=exclude_base,
-                                 integer_counts=True,
-                                 draws=draws, seed=seed)
+        audit = ll144.bias_audit(read.frame, sex=sex, race=race, selected=selected, score=score,
+                                 applicants=applicants, tool=tool, unknown=unknown, exclude_below=exclude_below,
+                                 exclude_base=exclude_base, integer_counts=True, draws=draws, seed=seed)
     except ValueError as exc:
-        raise LL144CommandError(f"{path.name}: {' '.join(str(exc).split())}") from None
-    source = {"file": path.name, "sha256": file_sha256(path), "bytes": path.stat().st_size, "rows": len(frame),
-              "sheet": sheet}
-    if filing and filing.get("data_source") not in (None, *DATA_SOURCES):
-        raise LL144CommandError(f"--data-source must be one of {list(DATA_SOURCES)}, got {filing['data_source']!r}")
-    return write_audit(audit, out, source, command, filing)
+        hint = f"; {read.hint}" if read.hint else ""
+        raise LL144CommandError(f"{printable(path.name)}: {' '.join(str(exc).split())}{hint}") from None
+    source = {"file": path.name, "sha256": file_sha256(path), "bytes": path.stat().st_size, "rows": len(read.frame),
+              "sheet": read.sheet, "encoding": read.encoding, "separator": read.sep}
+    return write_audit(audit, out, source, command, filing, replace=replace, notes=[*read.notes, *filing_notes])

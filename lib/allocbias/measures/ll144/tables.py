@@ -52,11 +52,13 @@ __all__ += [
 DEFAULT_UNKNOWN: tuple[str, ...] = ("Unknown", "Missing/Unknown")
 #: The non-answers an employer's applicant file commonly holds: each is unknown (counted on its own line of the
 #: unknown table, never compared). ``allocbias ll144`` and :func:`~allocbias.measures.ll144.bias_audit` use them
-#: unless told otherwise.
+#: unless told otherwise. Matched with case and surrounding spaces ignored: the placeholders a spreadsheet or a
+#: database export writes for nothing (``NA``, ``N/A``, ``#N/A``, ``NaN``, ``null``, ``None``, ``-``, ``?``) are
+#: non-answers too, never a group of applicants.
 NON_ANSWERS: tuple[str, ...] = ("Unknown", "Missing/Unknown", "Missing", "Decline to answer", "Declined to answer",
                                 "Decline to state", "Declined to state", "Declined", "Prefer not to say", "Prefer not to answer",
                                 "Not disclosed", "Undisclosed", "Did not self-identify", "Not specified",
-                                "Not provided", "No answer", "N/A")
+                                "Not provided", "No answer", "N/A", "NA", "#N/A", "NaN", "null", "None", "-", "?")
 #: What the 2% rule's share is of ("less than 2% of the data being used for the bias audit", 6 RCNY § 5-301):
 #: ``"known"`` the applicants of known category (the default: an unknown applicant belongs to no category and
 #: the share of a category among those whose category is known), ``"all"`` every applicant, unknowns included
