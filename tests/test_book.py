@@ -118,3 +118,42 @@ def test_kernels_run_over_ipc_without_the_unencrypted_tcp_warning(tmp_path, capf
     assert out.cells[-1].outputs[0]["text"] == "42\n"
     captured = capfd.readouterr()
     assert "without encryption" not in captured.err + captured.out
+
+
+def test_the_readme_table_of_chapters_is_the_books():
+    """The README's table of the book is written from _toc.yml (a part per row, chapters numbered as the book
+    numbers them): it stopped before chapter 12 and numbered the later chapters one lower than the book once."""
+    from allocbias.book import repo_root, toc_chapter_table, toc_chapters
+
+    readme = (repo_root() / "README.md").read_text(encoding="utf-8")
+    assert toc_chapter_table() in readme, "README.md's table of chapters differs from _toc.yml; write it with:\n" + (
+        toc_chapter_table())
+    numbered = [page for page in toc_chapters() if page["number"] is not None]
+    # a chapter's file is numbered in reading order: 14_local_law_144 is the book's chapter 14
+    assert [int(page["source"].stem[:2]) for page in numbered] == [page["number"] for page in numbered]
+
+
+def test_toc_chapters_numbers_numbered_parts_on_and_titles_every_page(tmp_path):
+    from allocbias.book import toc_chapter_table, toc_chapters
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    for stem, title in [("01_a", "First | one"), ("02_b", "Second")]:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nText.")]
+        nbformat.write(nb, tmp_path / "notebooks" / f"{stem}.ipynb")
+    (tmp_path / "book" / "intro.md").write_text("# Intro\n")
+    (tmp_path / "book" / "help.md").write_text("(label)=\n# Help page\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n"
+        "  - caption: One\n    numbered: true\n    chapters:\n      - file: build/notebooks/01_a\n"
+        "  - caption: Two\n    numbered: true\n    chapters:\n      - file: build/notebooks/02_b\n"
+        "  - caption: Using\n    chapters:\n      - file: book/help\n")
+    pages = toc_chapters(root=tmp_path)
+    assert [(p["part"], p["number"], p["title"]) for p in pages] == [
+        ("One", 1, "First | one"), ("Two", 2, "Second"), ("Using", None, "Help page")]
+    assert toc_chapter_table(root=tmp_path).splitlines()[2:] == [
+        "| One | 1 First \\| one |", "| Two | 2 Second |", "| Using | Help page (`book/help.md`) |"]
+    (tmp_path / "book" / "help.md").write_text("No heading.\n")
+    with pytest.raises(ValueError, match="help.md has no level-one heading"):
+        toc_chapters(root=tmp_path)

@@ -60,3 +60,17 @@ def test_shipped_tables_keep_their_digests_in_the_wheel(wheel):
         assert datasets.recorded_digests(datasets.card_for(table))[table.name][0] == datasets.sha256_bytes(
             wheel.read(inside))
 
+
+
+def test_shipped_data_cards_name_public_sources_only():
+    """A reader of the wheel sees its data cards and nothing else: no card may point at the project's internal
+    design notes (one said "SPEC: software engineer, ..."), a machine path or a file outside the package."""
+    import re
+
+    from allocbias.audited.locations import resources_dir
+
+    internal = re.compile(r"\bSPEC\b|SPEC\.md|\.\./shared|/work/|/home/|/root/")
+    cards = sorted(p for p in resources_dir().rglob("*.md"))
+    assert cards, "the package ships no data card"
+    found = [(p.name, m.group()) for p in cards for m in internal.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, found

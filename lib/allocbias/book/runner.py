@@ -99,6 +99,8 @@ __all__ = [
     "mark_profile",
     "notebook_parameters",
     "repo_root",
+    "toc_chapters",
+    "toc_chapter_table",
     "toc_notebooks",
     "validate_parameters",
     "validate_profile",
@@ -529,6 +531,59 @@ def toc_notebooks(*, root: Path | None = None) -> list[Path]:
                 raise FileNotFoundError(f"_toc.yml lists {entry} but {source} does not exist")
             notebooks.append(source)
     return notebooks
+
+
+def _page_title(path: Path) -> str:
+    """The first level-one heading of a notebook's markdown or of a Markdown page."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
+    else:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise ValueError(f"{path} has no level-one heading ('# Title') to name it by")
+
+
+def toc_chapters(*, root: Path | None = None) -> list[dict[str, Any]]:
+    """Every page of ``_toc.yml`` in book order: its part's caption, its chapter number as the book prints it
+    (numbered parts count on from one part to the next; ``None`` in an unnumbered part), its file as listed and its
+    title (the page's first level-one heading; a chapter's from its source notebook in ``notebooks/``)."""
+    root = root or checkout_root()
+    toc = _read_yaml(root / "_toc.yml")
+    pages: list[dict[str, Any]] = []
+    number = 0
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            entry = Path(str(chapter["file"]))
+            if entry.parent == Path("build/notebooks"):
+                source = root / "notebooks" / f"{entry.name}.ipynb"
+            else:
+                source = root / entry.with_suffix(".md")
+            if not source.exists():
+                raise FileNotFoundError(f"_toc.yml lists {chapter['file']} but {source} does not exist")
+            if part.get("numbered"):
+                number += 1
+            pages.append({"part": part.get("caption", ""), "number": number if part.get("numbered") else None,
+                          "file": str(entry), "source": source, "title": _page_title(source)})
+    return pages
+
+
+def toc_chapter_table(*, root: Path | None = None) -> str:
+    """The README's table of the book, one row per part of ``_toc.yml``, written from :func:`toc_chapters`: a
+    numbered chapter as ``N title``, any other page by its title and its file (so the README's table cannot drift
+    from the book's order or numbers)."""
+    rows = ["| part | chapters |", "| --- | --- |"]
+    parts: dict[str, list[str]] = {}
+    for page in toc_chapters(root=root):
+        if page["number"] is not None:
+            words = f"{page['number']} {page['title']}"
+        else:
+            words = f"{page['title']} (`{page['source'].relative_to(root or checkout_root())}`)"
+        parts.setdefault(page["part"], []).append(words.replace("|", "\\|"))
+    rows += [f"| {part} | {' · '.join(words)} |" for part, words in parts.items()]
+    return "\n".join(rows) + "\n"
 
 
 # --------------------------------------------------------------------------------------------------------------
