@@ -132,3 +132,20 @@ def test_hidden_test_bodies_reads_only_the_hidden_cases_of_an_autograder_zip(tmp
         zf.writestr("tests/q1.py", test_file)
         zf.writestr("otter_config.json", "{}")
     assert build.hidden_test_bodies(path) == [">>> assert secret"]
+
+
+@pytest.mark.parametrize("name", build.ASSIGNMENTS)
+def test_an_assignment_states_its_total_time_and_the_teaching_page_quotes_it(name):
+    cells = _cells(name)
+    intro = next(_source(c) for c in cells if c["cell_type"] == "markdown")
+    total = re.search(r"About (\d+) hours? (\d+)\s+minutes: (\d+) minutes to\s+read", intro)
+    assert total, f"{name}: the introduction states no total time"
+    questions = sum(int(re.search(r"about (\d+) minutes", next(_source(c) for c in q["cells"]
+                                                                if c["cell_type"] == "markdown")).group(1))
+                    for q in _questions(cells))
+    stated = 60 * int(total.group(1)) + int(total.group(2))
+    assert stated == int(total.group(3)) + questions, f"{name}: {stated} min stated, reading and questions add up " \
+                                                      f"to {int(total.group(3)) + questions}"
+    teaching = (ROOT / "book" / "teaching.md").read_text(encoding="utf-8")
+    row = re.search(rf"\| {name.upper()} \*[^|]*about (\d+) h (\d+) min \|", teaching)
+    assert row and 60 * int(row.group(1)) + int(row.group(2)) == stated, f"teaching.md quotes another time for {name}"
