@@ -1,6 +1,7 @@
 # allocbias: two commands, each doing its own set-up.
 #   make book   execute every notebook of _toc.yml with papermill (PROFILE=default) and build the HTML book
 #   make book-student  the same book with every exercise solution removed, into _build/student/html
+#   make assignments   the course's assignments (otter-grader): student and autograder folders, an answer key
 #   make test   run the library's tests and every notebook with the smoke profile (two pytest-xdist workers,
 #               each chapter executed once into build/smoke/), then re-execute the fast chapters' executed copies
 #               with nbval and compare every output (a chapter that is not deterministic fails)
@@ -20,7 +21,8 @@ export HF_DATASETS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean
+.PHONY: help install book book-student notebooks html test test-lib test-notebooks test-nbval bench llama-server clean \
+	assignments
 
 # Chapters re-executed by nbval in `make test`: the fast ones, under the smoke profile.
 NBVAL_CHAPTERS := 03_decisions 11_real_model_scores 13_why_averages_fail 14_local_law_144 15_ll144_audits 16_real_essays
@@ -30,6 +32,7 @@ help:
 	@echo "make book-student [PROFILE=...]    the book without exercise solutions, into _build/student/html"
 	@echo "make test                          library tests + every notebook under the smoke profile + nbval"
 	@echo "make test-nbval                    re-execute the fast chapters with nbval and compare every output"
+	@echo "make assignments                   the course's assignments (otter-grader) into dist/assignments"
 	@echo "make bench                         run the benchmarks (ratios measured side by side)"
 	@echo "make llama-server                  build llama-cpp-python's OpenAI server (~15-20 min, optional)"
 
@@ -63,6 +66,14 @@ book-student: notebooks
 	rm -rf _build/student && mkdir -p _build/student && cp -r build/student/_build/html _build/student/html
 	@echo "The student edition is in _build/student/html/index.html"
 
+# The course's assignments (assignments/aN/aN.ipynb, otter-grader master notebooks): `otter assign` into
+# dist/assignments/aN/{student,autograder} (with the Gradescope autograder zip), the instructor's answer key into
+# dist/assignments/answer_key/. Fails unless the solutions score full marks under otter's grading, the unmodified
+# student notebook scores at most a quarter of them, and the student folder holds no solution, rubric, hidden test
+# or answer value (scripts/build_assignments.py).
+assignments: $(STAMP)
+	$(PY) scripts/build_assignments.py
+
 test-lib: $(STAMP)
 	$(PY) -m pytest tests -m "not notebooks" -q
 
@@ -92,4 +103,4 @@ llama-server: $(STAMP)
 	bash scripts/build_llama_server.sh
 
 clean:
-	rm -rf _build build .pytest_cache .hypothesis
+	rm -rf _build build dist .pytest_cache .hypothesis

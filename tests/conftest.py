@@ -144,9 +144,13 @@ def assert_findings_glue(values: dict, stem: str, *, types: tuple[type, ...] = (
                          unquoted: re.Pattern | None = None) -> None:
     """Assert that a findings object's ``values`` (its ``glue_values()``) hold every key the prose of chapter
     ``stem`` quotes (``{glue:text}`key```; keys matching ``unquoted`` aside, glued only for some parameters),
-    each as a plain value of one of ``types``."""
-    quoted = {k for k in GLUE_TEXT.findall(markdown_text(ROOT / "notebooks" / f"{stem}.ipynb"))
-              if not (unquoted and unquoted.match(k))}
+    each as a plain value of one of ``types``. A key the notebook's own cells glue (an exercise's solution glues the
+    answer it computes, ``glue("key", ...)``) is not the findings' to hold."""
+    source = ROOT / "notebooks" / f"{stem}.ipynb"
+    own = {k for c in json.loads(source.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"
+           for k in re.findall(r"\bglue\(\s*[\"']([\w-]+)[\"']", "".join(c["source"]))}
+    quoted = {k for k in GLUE_TEXT.findall(markdown_text(source))
+              if not (unquoted and unquoted.match(k)) and k not in own}
     assert quoted <= set(values), sorted(quoted - set(values))
     for key, value in values.items():
         assert type(value) in types, (key, type(value))

@@ -179,7 +179,37 @@ def test_the_student_edition_keeps_exercises_and_drops_every_solution(smoke_book
             problems.append(f"{source.stem}: a solution is left in the student edition")
         if 'class="solution' not in full:
             problems.append(f"{source.stem}: the full book shows no solution to compare with")
+    problems += _solution_only_values_left(smoke_book, root / "student" / "_build" / "html")
     assert not problems, "\n".join(problems)
+
+
+def _solution_only_values_left(full: Path, student: Path) -> list[str]:
+    """The values glued only for a solution (book/_ext/student_edition.py) must be in the full book's downloadable
+    notebooks and in none of the student edition's."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("student_edition", ROOT / "book" / "_ext" / "student_edition.py")
+    edition = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(edition)
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.md")}
+    texts |= {f"build/notebooks/{p.name}": p.read_text(encoding="utf-8") for p in toc_notebooks(root=ROOT)}
+    kept = edition.kept_cross_references(texts)
+    problems, n_keys = [], 0
+    for source in toc_notebooks(root=ROOT):
+        keys = edition.solution_only_glue_keys(json.loads(source.read_text(encoding="utf-8")),
+                                               kept.get(f"build/notebooks/{source.name}", set()))
+        n_keys += len(keys)
+        for book, should_hold in ((full, True), (student, False)):
+            copy = json.loads((book / "_sources" / "build" / "notebooks" / source.name).read_text(encoding="utf-8"))
+            glued = {o["metadata"]["scrapbook"]["name"] for c in copy["cells"] for o in c.get("outputs", [])
+                     if "scrapbook" in o.get("metadata", {})}
+            wrong = sorted(keys - glued) if should_hold else sorted(keys & glued)
+            if wrong:
+                problems.append(f"{source.stem}: the {'full book lacks' if should_hold else 'student edition holds'} "
+                                f"the solution-only value(s) {wrong} in its downloadable notebook")
+    if n_keys == 0:
+        problems.append("no chapter has a value glued only for a solution: the check has nothing to check")
+    return problems
 
 
 def test_a_build_with_another_profile_names_it_on_every_chapter(tmp_path):

@@ -101,9 +101,7 @@ def test_tables_have_the_shapes_the_chapter_shows(findings):
     assert findings.rate_table.shape[1] == 2 * len(JOBS)
     assert list(findings.gap_table.index) == ["A", "C"]
     assert list(findings.mean_gaps.index) == SYSTEMS
-    assert list(findings.quota_sweep.columns) == [1, 2]
-    assert set(findings.sign_changes_with_k) <= {"A", "C"}
-    assert list(findings.matched.columns) == ["dDP matched", "dDP mixed"]
+    assert not {"quota_sweep", "matched", "sign_changes_with_k"} & set(dir(findings)), "exercise answers stay out"
     assert list(findings.score_gap_table.columns) == ["δ (mean over jobs)", "ΔDP (mean over jobs)"]
     assert findings.example_pool["score"].is_monotonic_decreasing and findings.example_pool["selected"].sum() == 1
 

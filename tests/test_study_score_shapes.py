@@ -134,8 +134,7 @@ def test_findings_agree_with_the_synthetic_scores(findings, scores):
     assert values["pairs_per_pool"] == 28 and values["study_generations"] == 30 * 2 * 28 * 2
     assert values["n_pairwise_prompts"] == 0 and values["n_table2_rows"] == 10
     assert findings.behaviour is None
-    assert findings.exercises["logit_rabbi_change"] < 1e-12  # RABBI depends on the order only
-    assert findings.exercises["mass_score_spearman"].isna().all()  # constant masses: undefined
+    assert not hasattr(findings, "exercises"), "the exercises' answers are computed by their solutions"
 
 
 @pytest.mark.parametrize("figure", [score_shapes.figure_shapes, score_shapes.figure_skew_by_group,

@@ -10,8 +10,10 @@ and, as Chen, Ji and Evans do, runs many selection rounds per job: a pool of one
 * the signed gaps against the reference group :math:`B` (White men), :math:`\Delta DP = \phi(A) - \phi(B)` and
   :math:`\Delta EO = \psi(A) - \psi(B)` (:func:`allocbias.measures.tables.allocation_table`), their direction per system
   (mean over the jobs, against two standard errors of the pool noise);
-* the average score gap :math:`\delta = \bar s_A - \bar s_B` next to :math:`\Delta DP`, the paper's Figure 1;
-* for the exercises: :math:`\Delta DP` for every quota, and matched pools (one résumé per round).
+* the average score gap :math:`\delta = \bar s_A - \bar s_B` next to :math:`\Delta DP`, the paper's Figure 1.
+
+The exercises' answers (every quota, matched pools) are not computed here: their solutions compute them from
+:func:`allocbias.measures.tables.allocation_table` and :func:`allocbias.selection.simulate`.
 
 :func:`decisions_findings` computes all of it and returns a :class:`DecisionFindings`.
 """
@@ -117,10 +119,6 @@ class DecisionFindings(Findings):
         Mean ΔDP over the jobs, systems by groups (the direction figure).
     figure1
         The first system's δ and ΔDP per group, mean over the jobs (the paper's Figure 1).
-    quota_sweep
-        Exercise 1: the first system's mean ΔDP per group for k = 1 .. G - 1.
-    matched
-        Exercise 2: the first system's mean ΔDP per group with matched and with mixed pools.
     values, phrases
         The numbers and the result-dependent phrases the prose quotes, by glue key (:meth:`glue_values`).
     parameters
@@ -135,16 +133,9 @@ class DecisionFindings(Findings):
     gap_table: pd.DataFrame
     mean_gaps: pd.DataFrame
     figure1: pd.DataFrame
-    quota_sweep: pd.DataFrame
-    matched: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def sign_changes_with_k(self) -> list[str]:
-        """Exercise 1: the groups whose mean ΔDP changes sign between quotas."""
-        return list(self.quota_sweep.index[np.sign(self.quota_sweep).nunique(axis=1) > 1])
 
     @property
     def score_gap_table(self) -> pd.DataFrame:
@@ -243,13 +234,6 @@ def decisions_findings(
     fig1 = cells.groupby("group")[["avg_gap", "dDP"]].mean().loc[others]
     sign_flip = np.sign(fig1["avg_gap"]) != np.sign(fig1["dDP"])
 
-    # exercises
-    by_k = tables.allocation_table(mine, list(range(1, n_groups)), rounds, seed, reference=reference)
-    sweep = by_k.groupby(["group", "k"])["dDP"].mean().unstack("k").loc[others]
-    matched = selection.simulate(mine, "score", k, reference, rounds, seed, by="job", match="resume_id")
-    compare = matched.merge(mine_gaps, on=["job", "k", "group"], suffixes=(" matched", " mixed"))
-    compare = compare.groupby("group")[["dDP matched", "dDP mixed"]].mean().loc[others]
-
     scalars: dict[str, Any] = {
         "k": int(k), "rounds": int(rounds), "n_groups": int(n_groups), "n_jobs": len(jobs),
         "n_systems": len(systems), "n_candidates": int(n_candidates), "names_per_group": int(names_per_group),
@@ -300,7 +284,7 @@ def decisions_findings(
     }
     return DecisionFindings(
         scores=scores, example_pool=example, rates=rates, gaps=both, rate_table=rate_table, gap_table=gap_table,
-        mean_gaps=mean_gaps, figure1=fig1, quota_sweep=sweep, matched=compare, values=scalars, phrases=phrases,
+        mean_gaps=mean_gaps, figure1=fig1, values=scalars, phrases=phrases,
         parameters={"systems": systems, "jobs": jobs, "names_per_group": names_per_group, "k": k,
                     "rounds": rounds, "seed": seed, "reference": reference, "groups": groups})
 

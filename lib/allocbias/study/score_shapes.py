@@ -221,8 +221,6 @@ class ScoreShapeFindings(Findings):
     * ``mass``: the label mass per system (quantiles, share below 0.5);
     * ``paper``: the paper's Table 2 (with ``other = 100 - regular - tie``); ``table2``: the paper's rows and
       ours; ``behaviour``: what our systems answer (``None`` without ``pairwise_systems``);
-    * ``exercises``: the numbers of the exercises (skewness sign flips under the log-odds, RABBI's largest change,
-      the Spearman correlation of label mass and score per system, the paper's inconsistent minus flipped);
     * ``values``: the scalars and phrases the prose quotes (:meth:`glue_values`); ``parameters``: what produced it.
     """
 
@@ -236,7 +234,6 @@ class ScoreShapeFindings(Findings):
     paper: pd.DataFrame
     table2: pd.DataFrame
     behaviour: pd.DataFrame | None
-    exercises: dict[str, Any] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -407,25 +404,9 @@ def score_shapes_findings(
     values["n_pairwise_prompts"] = len(answers)
     values["n_table2_rows"] = len(combined)
     table2 = combined[["source", "regular", "tie", "undetected", "flipped", "inconsistent", "other"]]
-
-    # exercises: the log-odds scale; label mass against score; inconsistent against flipped
-    eps = 1e-9
-    logit = scores.assign(score=np.log((scores["score"] + eps) / (1 - scores["score"] + eps)))
-    after = metrics.score_shape(logit, "score", "group", by=["system", "model", "job"], on_constant="nan")
-    one = (scores["system"] == systems[0]) & (scores["job"] == jobs[0])
-    rabbi_before = metrics.bias_table(scores[one], "score", "group", data.REFERENCE_GROUP)["rabbi"]
-    rabbi_after = metrics.bias_table(logit[one], "score", "group", data.REFERENCE_GROUP)["rabbi"]
-    exercises = {
-        "logit_skew_flips": int((np.sign(after["skewness"]) * np.sign(shape["skewness"]) < 0).sum()),
-        "logit_rabbi_change": float((rabbi_after - rabbi_before).abs().max()),
-        "mass_score_spearman": scores.groupby("system")[["label_mass", "score"]].corr(method="spearman").xs(
-            "score", level=1)["label_mass"].reindex(systems).rename("Spearman(label mass, score)"),
-        "paper_consistency": paper.assign(inconsistent_minus_flipped=paper["inconsistent"] - paper["flipped"])[
-            ["tie", "other", "flipped", "inconsistent", "inconsistent_minus_flipped"]],
-    }
     return ScoreShapeFindings(
         scores=scores, shape=shape, defined=defined, per_system=per_system.reset_index(), between=between,
-        check_within=check_within, mass=mass, paper=paper, table2=table2, behaviour=behaviour, exercises=exercises,
+        check_within=check_within, mass=mass, paper=paper, table2=table2, behaviour=behaviour,
         values=values,
         parameters={"systems": systems, "jobs": jobs, "names_per_group": names_per_group, "seed": seed,
                     "pairwise_systems": pairwise_systems, "pairwise_rounds": pairwise_rounds,
