@@ -412,19 +412,6 @@ def _reliability_word(value: float) -> str:
     return "reliable" if value >= 0.8 else "moderately reliable" if value >= 0.5 else "unreliable"
 
 
-def _with_names(command: str, names: int) -> str:
-    """An ``allocbias audit`` command line with ``--names-per-group`` set to ``names``."""
-    words = shlex.split(command)
-    for i, w in enumerate(words):
-        if w == "--names-per-group" and i + 1 < len(words):
-            words[i + 1] = str(names)
-            return shlex.join(words)
-        if w.startswith("--names-per-group="):
-            words[i] = f"--names-per-group={names}"
-            return shlex.join(words)
-    return shlex.join([*words, "--names-per-group", str(names)])
-
-
 def _plan_source(args: argparse.Namespace) -> dict:
     """Where the reliability comes from: its value, the units it was measured on, and words about it."""
     import json
@@ -515,7 +502,7 @@ def _plan_llm(args: argparse.Namespace) -> dict:
             for names, what in ((int(row[plan.columns[-1]]), f"gaps pooled over the {args.jobs} job(s)"),
                                 (int(row[plan.columns[2]]), "gaps of each job")):
                 if names <= 100:
-                    lines.append(f"For {target}, {what}: {_with_names(base, names)}")
+                    lines.append(f"For {target}, {what}: {planning.audit_command(base, names)}")
                 else:
                     lines.append(f"For {target}, {what}: {names:,} names per group, more than the 100 allocbias "
                                  "audit can draw per group")

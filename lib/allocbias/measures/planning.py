@@ -57,6 +57,7 @@ __all__ = [
     "MEASURED_COLUMNS",
     "MEASURED_FILE",
     "TARGETS",
+    "audit_command",
     "audit_reliability",
     "comparator_applicants",
     "group_ratio_label",
@@ -328,6 +329,29 @@ def measured_reliability() -> pd.DataFrame:
     table = datasets.read_csv(shipped(MEASURED_FILE))
     checks.require_columns(table, MEASURED_COLUMNS, MEASURED_FILE, nonempty=True)
     return table.set_index("key")
+
+
+def audit_command(command: str | None, names: int) -> str:
+    """An ``allocbias audit`` command line with ``--names-per-group`` set to ``names`` (added when absent);
+    without a ``command``, a template with ``MODEL`` and ``OUT`` to fill in.
+
+    >>> audit_command("allocbias audit --model m --out 'my audit' --names-per-group 10", 39)
+    "allocbias audit --model m --out 'my audit' --names-per-group 39"
+    >>> audit_command(None, 15)
+    'allocbias audit --model MODEL --out OUT --names-per-group 15'
+    """
+    import shlex
+
+    names = checks.count(names, "names")
+    words = shlex.split(command or "allocbias audit --model MODEL --out OUT")
+    for i, w in enumerate(words):
+        if w == "--names-per-group" and i + 1 < len(words):
+            words[i + 1] = str(names)
+            return shlex.join(words)
+        if w.startswith("--names-per-group="):
+            words[i] = f"--names-per-group={names}"
+            return shlex.join(words)
+    return shlex.join([*words, "--names-per-group", str(names)])
 
 
 def audit_reliability(size_table: pd.DataFrame, k: int | None = None) -> dict[str, Any]:
