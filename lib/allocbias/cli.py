@@ -367,6 +367,12 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wrap(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False)
+
+
 def _plain_table(frame) -> str:
     return frame.to_string(index=False)
 
@@ -396,7 +402,7 @@ def _plan_ll144(args: argparse.Namespace) -> dict:
             "false-flag rate": [f"{x:.1%}" if x >= 0.001 else f"{x:.1e}" for x in at["false-flag rate"]],
             "detectable ratio": ["none" if x != x else f"{x:.3f}" for x in at["detectable ratio"]]})
         lines += [_plain_table(shown), ""]
-    lines.append(sentence)
+    lines.append(_wrap(sentence))
     json_out = {"plan": "ll144", "rate": args.rate, "group_ratio": None if args.comparator else args.group_ratio,
                 "comparator": args.comparator, "false_flag": args.false_flag, "ratio": args.ratio,
                 "search_max": args.search_max, "at": [{k: (None if v != v else v) for k, v in r.items()} for r in rows],
@@ -484,15 +490,15 @@ def _plan_llm(args: argparse.Namespace) -> dict:
     plan = planning.llm_plan(src["reliability"], src["size"], targets=args.target,
                              jobs=sorted({1, args.jobs}), runs=args.runs)
     what = "names per group × jobs × runs" if args.runs > 1 else "names per group × jobs"
-    lines = [src["words"], "", _plain_table(plan.assign(target=[f"{t:g}" for t in plan["target"]])), ""]
-    lines.append(f"Units are {what} for a gap pooled over {args.jobs} job(s); a gap of one job rests on its own "
-                 "names" + (" × runs" if args.runs > 1 else "") + ". Every added unit is assumed as informative as "
-                 "those measured (Spearman-Brown).")
+    lines = [_wrap(src["words"]), "", _plain_table(plan.assign(target=[f"{t:g}" for t in plan["target"]])), ""]
+    lines.append(_wrap(f"Units are {what} for a gap pooled over {args.jobs} job(s); a gap of one job rests on its own "
+                       "names" + (" × runs" if args.runs > 1 else "") + ". Every added unit is assumed as informative "
+                       "as those measured (Spearman-Brown)."))
     base = src["command"] or "allocbias audit --model MODEL --out OUT"
     if args.runs > 1:
-        lines.append("allocbias audit scores each prompt once at temperature 0 (a second run repeats the first), so "
-                     "runs count only for a model that samples (a server at temperature above 0); with allocbias "
-                     "audit, reach the units with names and jobs instead (--runs 1).")
+        lines.append(_wrap("allocbias audit scores each prompt once at temperature 0 (a second run repeats the first), "
+                           "so runs count only for a model that samples (a server at temperature above 0); with "
+                           "allocbias audit, reach the units with names and jobs instead (--runs 1)."))
     elif args.jobs > 4:
         lines.append(f"allocbias audit has 4 jobs, not {args.jobs}: use --jobs 4 or fewer for its commands.")
     else:

@@ -358,14 +358,14 @@ def audit_reliability(size_table: pd.DataFrame, k: int | None = None) -> dict[st
     """The reliability an ``allocbias audit`` measured over its names, from its ``report_audit_size.csv``
     (:func:`allocbias.audit.audit_size_table`): the row of quota ``k`` (default the first), as ``k``,
     ``reliability`` (two halves of the names, split within each job and group), ``size`` (names per group in a
-    half), ``names_per_group``, ``jobs``-independent ``n_points``.
+    half), ``names_per_group`` and ``n_points`` (the (job, group) points correlated; None when not recorded).
 
     >>> t = pd.DataFrame({"k": [1, 2], "names_per_group": [10, 10], "names_per_half": [5, 5], "n_points": [28, 28],
     ...                   "reliability_half": [0.3, 0.4]})
     >>> audit_reliability(t, k=2)
     {'k': 2, 'reliability': 0.4, 'size': 5, 'names_per_group': 10, 'n_points': 28}
     """
-    checks.require_columns(size_table, ["k", "names_per_group", "names_per_half", "n_points", "reliability_half"],
+    checks.require_columns(size_table, ["k", "names_per_group", "names_per_half", "reliability_half"],
                            "the audit's report_audit_size.csv", nonempty=True)
     if k is None:
         row = size_table.iloc[0]
@@ -376,4 +376,5 @@ def audit_reliability(size_table: pd.DataFrame, k: int | None = None) -> dict[st
                              f"{', '.join(str(int(x)) for x in size_table['k'])}")
         row = match.iloc[0]
     return {"k": int(row["k"]), "reliability": float(row["reliability_half"]), "size": int(row["names_per_half"]),
-            "names_per_group": int(row["names_per_group"]), "n_points": int(row["n_points"])}
+            "names_per_group": int(row["names_per_group"]),
+            "n_points": int(row["n_points"]) if "n_points" in row.index else None}
