@@ -12,9 +12,13 @@ on one half of an audit best forecasts the gap of the other half (:mod:`allocbia
 * **re-cinq** (11 models x 17 jobs, one name per group, 5 runs): the reliability against runs per cell.
 * **Bloomberg** (GPT-3.5 and GPT-4 ranking 8 names, about 950 answers per model x job): against answers per cell.
 * **jderbysh** (2 models x 9 jobs, 9 résumés under 36 names): against résumés per cell.
-* A planning table: names per group x jobs x runs of an LLM audit and the reliability each data set's measured
-  per-unit reliability gives it by Spearman--Brown; and for a Local Law 144 audit, applicants per group and the
-  four-fifths rule's false-flag rate and detectable ratio at each (:mod:`allocbias.measures.ll144.power`).
+* Planning (:mod:`allocbias.measures.planning`, which ``allocbias plan`` runs too): which measured reliability to
+  assume for which audit, the names per group ``allocbias audit`` needs under each (its units are names x its four
+  jobs: it scores each prompt once at temperature 0, so runs add nothing), and for a Local Law 144 audit the
+  applicants per group from which the four-fifths rule rarely flags a fair process and often flags a true ratio,
+  over selection rates and group : comparator size ratios, with both error rates at given counts
+  (:mod:`allocbias.measures.ll144.power`). The measured reliabilities are shipped with the package
+  (:func:`measured_reliability_table`, ``scripts/build_measured_reliability.py``).
 
 :func:`audit_size_findings` computes all of it and returns an :class:`AuditSizeFindings`; the ``figure_*``
 functions draw the chapter's figures from it.
@@ -42,7 +46,6 @@ __all__ = [
     "audit_size_findings",
     "comparison_phrase",
     "curve_phrase",
-    "design_words",
     "figure_curves",
     "figure_forecast",
     "figure_units",
@@ -177,18 +180,6 @@ def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
         return f"{head}; {label} forecasts the other half’s gap worse than the gap itself (difference {diff})"
     return (f"{head}; the difference, {_fmt(s['vs_gap'])} ({_fmt(s['vs_gap_lo'])} to {_fmt(s['vs_gap_hi'])}), is "
             "within sampling error")
-
-
-def design_words(names: int, jobs: int, runs: int) -> str:
-    """An LLM audit design in words, with its number of scored units per gap.
-
-    >>> design_words(1, 17, 5), design_words(10, 1, 1)
-    ('1 name per group × 17 jobs × 5 runs (85 units)', '10 names per group × 1 job × 1 run (10 units)')
-    """
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}" + ("" if count == 1 else "s")
-
-    return f"{n(names, 'name')} per group × {n(jobs, 'job')} × {n(runs, 'run')} ({names * jobs * runs:,} units)"
 
 
 def audit_phrase(units: int | None, *, jobs: int = 4, max_names: int = 100) -> str:
