@@ -38,6 +38,7 @@ COMMANDS = {
     "example": "allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-example",
     "scores": "allocbias ll144 lib/allocbias/resources/ll144_example/scores.csv --out build/ll144-scores",
     "published": "allocbias ll144 build/bloomberg_counts.csv --unknown Missing/Unknown --out build/ll144-bloomberg",
+    "plan": "allocbias plan ll144 --rate 0.25 --group-ratio 1:4 --applicants 50 200",
     "filing": ("allocbias ll144 lib/allocbias/resources/ll144_example/applicants.csv --out build/ll144-filing --audit-date 2026-03-01 "
                "--data-source historical --data-explanation \"All applicants screened by the tool in 2025\" "
                "--distribution-date 2024-01-15 --employer \"Example Corp\" --tool-name \"Example Screener\" "

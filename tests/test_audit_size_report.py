@@ -42,12 +42,47 @@ def test_one_name_per_group_cannot_be_split():
         audit.audit_size_table(scores_with(1.0, 1), [1], 100, 0)
 
 
-def test_forecast_table_and_the_report_sentence():
+def test_forecast_table_and_the_report_sentences():
     s = scores_with(2.0, 4)
     size = audit.audit_size_table(s, [1], 300, 0, n_splits=20)
     forecast = audit.forecast_table(s, 1, 0, n_splits=20, n_boot=60, n_perm=40)
     assert list(forecast["statistic"]) == ["rabbi", "avg_gap", "jsd", "emd", "gap"]
     text = audit.size_words(size, forecast)
-    assert text.startswith("The gaps are") and "names per group" in text and "held-out r =" in text
-    weak = size.assign(reliability_half=-0.1, reliability=0.0, names_for_target=np.nan)
-    assert "no number of names can be read" in audit.size_words(weak)
+    assert text.startswith("How this is measured") and "Spearman–Brown" in text and "predicts the other half" in text
+    for code_word in ("split_lo", "vs_gap", "names_for_target", "reliability_half"):
+        assert code_word not in text
+    lead = audit.size_sentence(size)
+    for statistics_word in ("held-out", "Spearman", "permutation", "split"):
+        assert statistics_word not in lead
+    for view in (audit.size_view(size), audit.forecast_view(forecast)):
+        assert len(view.columns) <= 6 and not any("_" in c for c in view.columns)
+
+
+SIZE = pd.DataFrame({"k": [2], "names_per_group": [10], "names_per_half": [5], "reliability_half": [0.3],
+                     "split_lo": [0.1], "split_hi": [0.5], "reliability": [0.46], "names_for_target": [46.7],
+                     "target": [0.8]})
+COMMAND = "allocbias audit --model 'my model' --out build/a --names-per-group 10"
+
+
+def test_the_size_section_opens_with_k_and_the_command_for_the_suggested_size():
+    text = audit.size_sentence(SIZE, command=COMMAND)
+    assert text.startswith("At k = 2 (the top 2 of each pool selected), the gaps of each job are unreliable")
+    assert "about 47 names per group would make them reliable (0.8)" in text
+    assert "allocbias audit --model 'my model' --out build/a --names-per-group 47" in text
+    assert "allocbias plan llm --from build/a" in text
+    # the names the sentence suggests are those allocbias plan gives from the same table
+    from allocbias.measures import planning
+
+    got = planning.audit_reliability(SIZE)
+    assert planning.units_needed(got["reliability"], got["size"], 0.8) == 47
+
+
+def test_the_size_sentence_when_reliable_unreachable_or_undefined():
+    good = audit.size_sentence(SIZE.assign(reliability=0.85, names_for_target=8.0))
+    assert "are reliable: all 10 names per group give them a reliability of about 0.85 (0.8 or more)" in good
+    far = audit.size_sentence(SIZE.assign(names_for_target=250.2), command=COMMAND)
+    assert "about 251 names per group" in far and "more than the 100 names per group" in far
+    assert "--names-per-group 251" not in far
+    none = audit.size_sentence(SIZE.assign(reliability_half=-0.1, reliability=0.0, names_for_target=np.nan))
+    assert "no number of names can be read" in none and "At k = 2" in none
+    assert "allocbias audit --model MODEL --out OUT --names-per-group 47" in audit.size_sentence(SIZE)

@@ -374,7 +374,8 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
     spec.loader.exec_module(page)
     assert page.main(["--check"]) == 0
     text = page.PAGE.read_text(encoding="utf-8")
-    assert text.count("<!-- ll144-page:") == 7 and "verdict of compliance" in text
+    assert text.count("<!-- ll144-page:") == 8 and "verdict of compliance" in text
+    assert "allocbias plan ll144 --rate 0.25 --group-ratio 1:4" in text and "applicants per group on" in text
     assert "Date of the bias audit: 2026-03-01" in text and "--data-source historical" in text
 
 
@@ -388,7 +389,7 @@ def test_a_stale_page_is_caught():
     spec.loader.exec_module(page)
     text = page.PAGE.read_text(encoding="utf-8")
     blocks = {name: "stale\n" for name in ["example-stdout", "example-race", "scores-stdout", "scores-regression",
-                                           "published-stdout", "published-compare", "filing-summary"]}
+                                           "published-stdout", "published-compare", "filing-summary", "plan-stdout"]}
     assert page.render_page(text, blocks) != text
     with pytest.raises(ValueError, match="does not quote"):
         page.render_page(text.replace("--unknown Missing/Unknown", "--unknown Unknown"), blocks)

@@ -101,3 +101,29 @@ def test_ll144_planning_sizes_are_the_library_s(glued, params):
     assert ffr[n_fair - 2] >= glued["ll144_false_flag"] and (ffr[n_fair - 1:] < glued["ll144_false_flag"]).all()
     assert det[n_detect - 2] < glued["ll144_ratio"] and (det[n_detect - 1:] >= glued["ll144_ratio"]).all()
     assert "{ref}`ll144-audit-size`" in SOURCE.read_text()
+
+
+def test_the_ll144_sizes_quoted_are_rows_of_the_grid(glued, params):
+    from allocbias.measures import planning
+
+    grid = planning.ll144_size_grid([params["ll144_rate"]], [1], search_max=params["ll144_search_max"])
+    row = grid.iloc[0]
+    assert glued["ll144_false_flag_n"] == f"{int(row['false_flag_n']):,}"
+    assert glued["ll144_detect_n"] == f"{int(row['detect_n']):,}"
+    low = min(params["ll144_rates"])
+    assert glued["ll144_low_rate"] == f"{low:.0%}"
+    assert glued[f"ll144_false_flag_n_r{round(100 * low):g}_c1"] == glued["ll144_low_rate_false_flag_n"]
+
+
+def test_the_shipped_reliability_is_the_chapter_s_computation(lippens):
+    """allocbias plan's Lippens job-type reliability, recomputed from the committed table at the splits and seed the
+    shipped table records (the chapter compares all of them at the default profile: its shipped_phrase)."""
+    from allocbias.measures import planning
+
+    shipped = planning.measured_reliability().loc["lippens-job-type"]
+    direct = reliability.split_half_reliability(lippens, value="p1", reference=public_scores.LIPPENS_REFERENCE,
+                                                system="job_type", within="job_type", pool="vacancy_id",
+                                                size=int(shipped["size per half"]), n_splits=int(shipped["n_splits"]),
+                                                seed=int(shipped["seed"]))
+    assert shipped["reliability"] == direct.reliability
+    assert shipped["lo"] == direct.lo and shipped["hi"] == direct.hi

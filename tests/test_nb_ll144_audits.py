@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from allocbias import data, ll144
+from allocbias.study import ll144_audits
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
@@ -85,18 +86,25 @@ def test_demo_table_is_bias_audit_of_the_published_counts(glued):
     assert glued["demo_unknown_n"] == int(table.loc[table["table"] == "sex", "n_unknown"].iloc[0])
 
 
-def test_audit_sizes_are_the_library_s(glued):
-    """Were the audits large enough: the glued counts follow from ll144.table_characteristics of the recomputed
-    tables (one path), and the section has its label for chapter 12's pointer."""
+@pytest.fixture(scope="module")
+def recomputed(glued):
+    """The published audits' recomputed tables and their four-fifths characteristics (computed once: slow)."""
     audits = pd.read_csv(data.data_dir() / "ll144_audits" / "audits.csv")
     counts = ll144.published_audit_counts(audits)
     tables = ll144.impact_ratio_table(counts, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
                                       selected="n_selected_or_n_above_median", by=list(ll144.AUDIT_TABLE),
                                       margins=False, exclude_below=glued["exclude_below"])
-    ch = tables.join(ll144.table_characteristics(tables, by=list(ll144.AUDIT_TABLE), rates=True))
+    return audits, counts, tables, tables.join(ll144.table_characteristics(tables, by=list(ll144.AUDIT_TABLE),
+                                                                           rates=True))
+
+
+def test_audit_sizes_are_the_library_s(glued, recomputed):
+    """Were the audits large enough: the glued counts follow from ll144.table_characteristics of the recomputed
+    tables (one path), and the section has its label for chapter 12's pointer."""
+    audits, counts, tables, ch = recomputed
     groups = ch[ch["status"].isin(["compared", "rate only"])]
     assert glued["size_groups_n"] == len(groups) and glued["size_whole_n"] == int((ch["status"] == "compared").sum())
-    smallest = groups.loc[groups.groupby("audit_id")["applicants"].idxmin()]
+    smallest = ll144_audits.smallest_groups(groups)
     assert glued["size_detect_den"] == len(smallest) <= glued["audits_n"]
     assert glued["size_detect_n"] == int((smallest["detectable_ratio"] >= glued["size_ratio"]).sum())
     flagged = groups[groups["four_fifths"]]
@@ -104,3 +112,27 @@ def test_audit_sizes_are_the_library_s(glued):
     assert glued["size_flagged_often_n"] == int((flagged["false_flag_rate"] >= glued["size_false_flag"]).sum())
     assert glued["size_no_counts_n"] == len(audits) - len(counts)
     assert "(ll144-audit-size)=" in SOURCE.read_text()
+
+
+def test_ties_are_exact_and_the_rules_are_stated(glued, recomputed):
+    """A group tied with its table's comparator is decided on the counts as the file writes them (exact decimals,
+    checked here with Python's fractions, not through the library's arithmetic); the glued counts and the spread of
+    the false-flag rates are the library's."""
+    from fractions import Fraction
+
+    _, _, tables, ch = recomputed
+    included = tables[~tables["unknown"] & ~tables["excluded"] & (tables["applicants"] > 0)]
+    for _, part in included.groupby(list(ll144.AUDIT_TABLE)):
+        rates = [Fraction(repr(float(s))) / Fraction(repr(float(a))) for s, a in zip(part["selected"],
+                                                                                   part["applicants"])]
+        assert part["comparator"].tolist() == [r == max(rates) for r in rates]
+    groups = ch[ch["status"].isin(["compared", "rate only"])]
+    with_groups = ch.set_index(list(ll144.AUDIT_TABLE)).index.isin(groups.set_index(list(ll144.AUDIT_TABLE)).index)
+    comparators = ch[with_groups & (ch["status"] == "comparator")]
+    assert glued["size_tied_comparators_n"] == len(comparators) - comparators.groupby(list(ll144.AUDIT_TABLE)).ngroups
+    q = groups["false_flag_rate"].quantile([0.25, 0.5, 0.75]).tolist()
+    assert glued["size_ffr_median"] == pytest.approx(q[1]) and glued["size_ffr_q1"] == pytest.approx(q[0])
+    assert f"half below {ll144_audits.power_of_ten(q[1])}" in glued["size_ffr_spread"]
+    source = SOURCE.read_text()
+    for key in ("size_ffr_spread", "size_tied_comparators_n", "size_smallest_tie", "size_comparator_whole_differs_n"):
+        assert f"{{glue:text}}`{key}" in source, key

@@ -69,13 +69,36 @@ def test_forecast_phrase_and_comparison_phrase():
         audit_size.comparison_phrase(3, 2, 4)
 
 
-def test_planning_table_is_spearman_brown_of_the_units():
-    plan = audit_size.planning_table({"a": 0.05, "b": float("nan")}, [(2, 3, 4)])
-    assert plan["units"].tolist() == [24]
-    assert plan["a"].iloc[0] == pytest.approx(24 * 0.05 / (1 + 23 * 0.05))
-    assert np.isnan(plan["b"].iloc[0])
-    with pytest.raises(ValueError, match="positive integers"):
-        audit_size.planning_table({"a": 0.1}, [(0, 1, 1)])
+def test_audit_designs_are_the_units_spearman_brown_needs():
+    from allocbias.measures import planning
+
+    m = pd.DataFrame({"key": ["recinq", "lippens-job-type", "jderbysh"], "size per half": [2, 15, 4],
+                      "reliability": [0.12, 0.043, -0.1]})
+    d = audit_size.audit_designs(m, targets=[0.8])
+    units = planning.units_needed(0.12, 2, 0.8)
+    assert units == int(np.ceil(reliability.size_for_reliability(0.12, 2, 0.8)))
+    assert d.iloc[0].tolist() == ["re-cinq: a run", "0.8, reliable", f"{units:,}", f"{units:,}",
+                                  f"{-(-units // 4):,}", f"--names-per-group {-(-units // 4)}"]
+    lip = d.iloc[1]
+    assert lip["option, gap over 4 jobs"] == "beyond its 100 names per group" and "(over 100)" in lip["names, 4 jobs"]
+    assert d.iloc[2]["units"] == "–" and "not positive" in d.iloc[2]["option, gap over 4 jobs"]
+    assert len(d.columns) <= 6
+
+
+def test_reliability_guidance_names_every_measured_unit():
+    m = pd.DataFrame({"key": list(audit_size.MEASURED_UNITS), "size per half": 4, "reliability": 0.3,
+                      "reliability of one unit": float(reliability.spearman_brown(0.3, 0.25))})
+    g = audit_size.reliability_guidance(m)
+    assert len(g) == len(audit_size.MEASURED_UNITS) and len(g.columns) <= 6
+    assert g["units for 0.8"].eq(f"{int(np.ceil(reliability.size_for_reliability(0.3, 4, 0.8))):,}").all()
+
+
+def test_audit_phrase_and_shipped_phrase():
+    assert audit_size.audit_phrase(59).startswith("59 units: 15 names per group over the 4 jobs")
+    assert "more than the 100 names per group × 4 jobs" in audit_size.audit_phrase(401)
+    assert audit_size.audit_phrase(400).startswith("400 units: 100 names per group")
+    assert "ships" in audit_size.shipped_phrase(0.0) and "not compared" in audit_size.shipped_phrase(float("nan"))
+    assert "differ" in audit_size.shipped_phrase(0.01)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -125,7 +148,7 @@ def frames(tau: float, seed: int = 0) -> dict[str, pd.DataFrame]:
 
 
 KW = dict(lippens_sizes=[1, 2, 4], forecast_sizes=[2, 4], n_splits=12, n_boot=30, n_perm=10, seed=0,
-          references=REFERENCES)
+          references=REFERENCES, ll144_rates=[0.25], ll144_group_ratios=[1, 4], ll144_search_max=400)
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +274,29 @@ def test_ll144_size_needed_is_where_the_condition_holds_from_on():
 def test_ll144_planning_in_the_findings(strong):
     g = strong.glue_values()
     assert list(strong.ll144_planning["applicants per group"]) == list(audit_size.LL144_APPLICANTS)
-    need = audit_size.ll144_size_needed(g["ll144_rate"], false_flag=g["ll144_false_flag"], ratio=g["ll144_ratio"])
+    need = audit_size.ll144_size_needed(g["ll144_rate"], false_flag=g["ll144_false_flag"], ratio=g["ll144_ratio"],
+                                        search_max=400)
     assert g["ll144_false_flag_n"] == f"{need['false_flag_n']:,}" and g["ll144_detect_n"] == f"{need['detect_n']:,}"
+    # the quoted sizes are rows of the table the chapter shows
+    view = audit_size.ll144_size_view(strong.ll144_sizes, false_flag=g["ll144_false_flag"], ratio=g["ll144_ratio"])
+    row = view[(view["selection rate"] == "25%") & (view["group : comparator"] == "1:1")].iloc[0]
+    assert [row.iloc[2], row.iloc[3]] == [g["ll144_false_flag_n"], g["ll144_detect_n"]]
+    assert strong.ll144_sizes["group ratio"].tolist() == [1, 4]
     with pytest.raises(ValueError, match="ll144_ratio"):
         audit_size_findings(frames=frames(1.0), **{**KW, "ll144_ratio": 0})
+    with pytest.raises(ValueError, match="must hold ll144_rate=0.3 at 1:1"):
+        audit_size_findings(frames=frames(1.0), **{**KW, "ll144_rate": 0.3})
+
+
+def test_measured_table_is_the_findings_reliabilities(strong):
+    m = audit_size.measured_reliability_table(strong).set_index("key")
+    lev = strong.lippens_levels.set_index(["level", "k"])
+    assert m.loc["lippens-job-type", "reliability"] == lev.loc[("job type", 1), "reliability"]
+    assert m.loc["lippens-pooled", "size per half"] == lev.loc[("all vacancies", 1), "size per half"]
+    need = strong.needed.set_index("data set")
+    for key, name in (("recinq", "re-cinq"), ("bloomberg", "Bloomberg"), ("jderbysh", "jderbysh")):
+        assert m.loc[key, "reliability"] == need.loc[name, "reliability"]
+        assert m.loc[key, "reliability of one unit"] == pytest.approx(need.loc[name, "reliability of one unit"],
+                                                                      nan_ok=True)
+    # synthetic frames at other settings: compared with nothing shipped
+    assert "shipped_reliability_max_diff" not in strong.values and "not compared" in strong.phrases["shipped_phrase"]

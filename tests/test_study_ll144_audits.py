@@ -110,7 +110,10 @@ def test_glue_values_have_the_chapter_keys_and_plain_types(findings, subset):
                 "demo_audit", "demo_min_ir", "paper_audits", "top_auditor", "size_detect_n", "size_detect_den",
                 "size_flagged_n", "size_flagged_often_n", "size_ffr_median", "size_dr_median", "size_detect_words"]:
         assert key in g, key
-    assert len(g) == 109  # 87 + the size section: 18 values, 4 phrases
+    assert len(g) == 119  # 87 + the size section: 26 values, 6 phrases
+    for key in ("size_ffr_spread", "size_smallest_tie", "size_tied_comparators_n", "size_comparator_rebuilt_max_diff",
+                "size_comparator_whole_differs_n", "size_ffr_q1", "size_ffr_q3"):
+        assert key in g, key
     for key, value in g.items():
         assert type(value) in (int, float, str), (key, type(value))
     assert g["audits_n"] == subset["audit_id"].nunique() == 6 and g["rows_n"] == len(subset)
@@ -207,8 +210,9 @@ def test_size_findings_agree_with_the_library(findings, subset):
     sizes = findings.sizes
     assert g["size_groups_n"] == len(sizes) and g["size_audits_n"] == sizes["audit_id"].nunique()
     assert g["size_whole_n"] + g["size_rate_only_n"] == g["size_groups_n"]
-    smallest = sizes.loc[sizes.groupby("audit_id")["applicants"].idxmin()]
+    smallest = ll144_audits.smallest_groups(sizes)
     assert g["size_detect_den"] == len(smallest)
+    assert (smallest.groupby("audit_id")["applicants"].first() == sizes.groupby("audit_id")["applicants"].min()).all()
     assert g["size_detect_n"] == int((smallest["detectable_ratio"] >= g["size_ratio"]).sum())
     assert g["size_detect_words"] == ll144_audits.share_words(g["size_detect_n"], g["size_detect_den"])
     flagged = sizes[sizes["four_fifths"]]

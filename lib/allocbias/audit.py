@@ -76,6 +76,9 @@ __all__ = [
     "RELIABLE",
     "audit_size_table",
     "forecast_table",
+    "forecast_view",
+    "size_sentence",
+    "size_view",
     "size_words",
     "escape_markdown",
     "export_html",
@@ -828,44 +831,134 @@ def forecast_table(scores: pd.DataFrame, k: int, seed: int, *, reference: str = 
 #: How the report names the statistics of :func:`forecast_table`.
 _STATISTIC_NAMES = {"rabbi": "RABBI", "avg_gap": "the average score gap δ", "jsd": "JSD", "emd": "EMD",
                     "gap": "the observed gap"}
+#: The most names per group ``allocbias audit`` can draw (the names table's first names per group).
+MAX_NAMES_PER_GROUP = 100
+
+
+def _reliability_word(rho: float) -> str:
+    return "reliable" if rho >= RELIABLE else "moderately reliable" if rho >= 0.5 else "unreliable"
+
+
+def size_sentence(size: pd.DataFrame, *, command: str | None = None, folder: str | None = None) -> str:
+    """The one plain sentence that opens the report's size section, from :func:`audit_size_table` (its first
+    ``k``): how reliable the gaps of each job are at this quota, and the command that would make them reliable
+    (``command``: the audit's own command line, ``--names-per-group`` replaced; ``folder``: the audit folder, for
+    ``allocbias plan llm --from``).
+
+    >>> s = pd.DataFrame({"k": [1], "names_per_group": [2], "names_per_half": [1], "reliability_half": [0.2],
+    ...                   "reliability": [0.333], "names_for_target": [15.2], "target": [0.8]})
+    >>> size_sentence(s, command="allocbias audit --model m --out a --names-per-group 2", folder="a")
+    'At k = 1 (the top 1 of each pool selected), the gaps of each job are unreliable: all 2 names per group give them a reliability of about 0.33; about 16 names per group would make them reliable (0.8): run allocbias audit --model m --out a --names-per-group 16 (the names already scored are kept), or allocbias plan llm --from a for other targets.'
+    """
+    from .measures.planning import audit_command
+
+    row = size.iloc[0]
+    k, names, rel, tgt = int(row["k"]), int(row["names_per_group"]), float(row["reliability"]), float(row["target"])
+    head = (f"At k = {k} (the top {k} of each pool selected), the gaps of each job are {_reliability_word(rel)}: all "
+            f"{names} names per group give them a reliability of about {rel:.2f}")
+    if folder is None and command:
+        words = shlex.split(command)
+        folder = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--out"), None)
+    plan = f"allocbias plan llm --from {shlex.quote(folder)}" if folder else "allocbias plan llm --from OUT"
+    need = float(row["names_for_target"])
+    if rel >= tgt:
+        return f"{head} ({tgt:g} or more); {plan} gives the names for a higher target."
+    if not np.isfinite(need):
+        return (f"{head}; two halves of its names do not agree at all, so no number of names can be read from this "
+                "audit: a larger pilot (more names per group) measures it again.")
+    want = int(np.ceil(need - 1e-9))
+    if want > MAX_NAMES_PER_GROUP:
+        return (f"{head}; about {want:,} names per group would make them reliable ({tgt:g}), more than the "
+                f"{MAX_NAMES_PER_GROUP} names per group allocbias audit can draw: {plan} gives the names for gaps "
+                "pooled over the jobs and for other targets.")
+    return (f"{head}; about {want:,} names per group would make them reliable ({tgt:g}): run "
+            f"{audit_command(command, want)} (the names already scored are kept), or {plan} for other targets.")
+
+
+def size_view(size: pd.DataFrame) -> pd.DataFrame:
+    """:func:`audit_size_table` as the report shows it: one row per ``k``, headers in words, the range over
+    splits in one cell.
+
+    >>> s = pd.DataFrame({"k": [1], "names_per_group": [10], "names_per_half": [5], "reliability_half": [0.2],
+    ...                   "split_lo": [0.05], "split_hi": [0.35], "reliability": [0.333], "names_for_target": [15.2],
+    ...                   "target": [0.8]})
+    >>> size_view(s).values.tolist()
+    [[1, 10, '0.20', '0.05 to 0.35', '0.33', '16']]
+    """
+    require_columns(size, ["k", "names_per_group", "reliability_half", "split_lo", "split_hi", "reliability",
+                           "names_for_target", "target"], "size")
+    return pd.DataFrame({
+        "k": size["k"].astype(int), "names per group": size["names_per_group"].astype(int),
+        "two halves agree (r)": [f"{x:.2f}" for x in size["reliability_half"]],
+        "middle 95% of splits": [f"{a:.2f} to {b:.2f}" for a, b in zip(size["split_lo"], size["split_hi"])],
+        "reliability, all names": [f"{x:.2f}" for x in size["reliability"]],
+        f"names per group for {float(size['target'].iloc[0]):g}": [
+            "none (halves disagree)" if not np.isfinite(x) else f"{int(np.ceil(x - 1e-9)):,}"
+            for x in size["names_for_target"]]})
+
+
+def forecast_view(forecast: pd.DataFrame) -> pd.DataFrame:
+    """:func:`forecast_table` as the report shows it: one row per statistic, each estimate beside its interval
+    in one cell, headers in words.
+
+    >>> f = pd.DataFrame({"statistic": ["rabbi", "gap"], "heldout_r": [0.4, 0.2], "ci_lo": [0.1, -0.1],
+    ...                   "ci_hi": [0.6, 0.5], "null_lo": [-0.3, -0.3], "null_hi": [0.3, 0.3], "ceiling": [0.45, 0.45],
+    ...                   "vs_gap": [0.2, 0.0], "vs_gap_lo": [-0.1, np.nan], "vs_gap_hi": [0.5, np.nan]})
+    >>> forecast_view(f).values.tolist()[0]
+    ['RABBI', '0.40 [0.10, 0.60]', '−0.30 to 0.30', '0.45', '0.20 [−0.10, 0.50]']
+    """
+    require_columns(forecast, ["statistic", "heldout_r", "ci_lo", "ci_hi", "null_lo", "null_hi", "ceiling",
+                               "vs_gap", "vs_gap_lo", "vs_gap_hi"], "forecast")
+
+    def num(x: float) -> str:
+        return f"{x:.2f}".replace("-", "−") if np.isfinite(x) else "–"
+
+    return pd.DataFrame({
+        "statistic (on half the résumés)": [_STATISTIC_NAMES.get(s, s) for s in forecast["statistic"]],
+        "r with the other half's gaps [95% interval]": [f"{num(a)} [{num(b)}, {num(c)}]" for a, b, c in
+                                                        zip(forecast["heldout_r"], forecast["ci_lo"], forecast["ci_hi"])],
+        "r with group labels shuffled (95% range)": [f"{num(a)} to {num(b)}" for a, b in
+                                                     zip(forecast["null_lo"], forecast["null_hi"])],
+        "most any statistic can reach": [num(x) for x in forecast["ceiling"]],
+        "minus the gaps' own r [95% interval]": ["–" if s == "gap" else f"{num(a)} [{num(b)}, {num(c)}]"
+                                                 for s, a, b, c in zip(forecast["statistic"], forecast["vs_gap"],
+                                                                       forecast["vs_gap_lo"], forecast["vs_gap_hi"])]})
 
 
 def size_words(size: pd.DataFrame, forecast: pd.DataFrame | None = None) -> str:
-    """The report's sentence on the audit's size, from :func:`audit_size_table` (first ``k``) and optionally
-    :func:`forecast_table`: how reliable the gaps are, how many names would make them reliable, and whether any
-    statistic forecasts the other half's gaps better than the gaps themselves.
+    """How the report's size numbers were measured, in words, below :func:`size_sentence`: from
+    :func:`audit_size_table` (first ``k``) the agreement of two halves of the names and how Spearman--Brown carries
+    it, and optionally from :func:`forecast_table` which statistic computed on half the résumés predicts the other
+    half's gaps best.
 
     >>> s = pd.DataFrame({"k": [1], "names_per_group": [2], "names_per_half": [1], "reliability_half": [0.2],
-    ...                   "reliability": [0.333], "names_for_target": [16.0], "target": [0.8]})
+    ...                   "split_lo": [0.05], "split_hi": [0.35], "reliability": [0.333], "names_for_target": [16.0],
+    ...                   "target": [0.8]})
     >>> size_words(s)
-    'The gaps are not reliable at this size: two halves of the names agree at r = 0.20, so all 2 names per group give a reliability of about 0.33 (Spearman–Brown); about 16 names per group would give 0.8.'
+    'How this is measured: the names of each job and group were split at random into two halves of 1 name per group, many times over; the gaps computed from each half alone agree at r = 0.20 (the middle 95% of the splits: 0.05 to 0.35). The Spearman–Brown formula, the standard rule for how that agreement grows with more of the same data, carries it from half the names to all of them (0.33) and gives the names a reliability of 0.8 needs.'
     """
     row = size.iloc[0]
-    rel, tgt = float(row["reliability"]), float(row["target"])
-    verdict = ("The gaps are reliable at this size" if rel >= tgt else
-               "The gaps are only moderately reliable at this size" if rel >= 0.5 else
-               "The gaps are not reliable at this size")
-    text = (f"{verdict}: two halves of the names agree at r = {row['reliability_half']:.2f}, so all "
-            f"{int(row['names_per_group'])} names per group give a reliability of about {rel:.2f} (Spearman–Brown)")
-    need = row["names_for_target"]
-    if np.isnan(need):
-        text += "; the halves do not agree at all, so no number of names can be read from them."
-    elif rel < tgt:
-        text += f"; about {int(np.ceil(need)):,} names per group would give {tgt:g}."
-    else:
-        text += "."
+    half = int(row["names_per_half"])
+    spread = (f" (the middle 95% of the splits: {row['split_lo']:.2f} to {row['split_hi']:.2f})"
+              if {"split_lo", "split_hi"} <= set(size.columns) else "")
+    text = (f"How this is measured: the names of each job and group were split at random into two halves of {half} "
+            f"name{'s' if half != 1 else ''} per group, many times over; the gaps computed from each half alone agree "
+            f"at r = {row['reliability_half']:.2f}{spread}. The Spearman–Brown formula, the standard rule for how that "
+            f"agreement grows with more of the same data, carries it from half the names to all of them "
+            f"({row['reliability']:.2f}) and gives the names a reliability of {row['target']:g} needs.")
     if forecast is not None and len(forecast):
         from .measures.validity import verdict_words
 
         f = forecast[forecast["statistic"] != "gap"]
         best = f.loc[f["heldout_r"].idxmax()]
         words = verdict_words(best, gap="ΔDP")
-        text += (f" Of the statistics computed on half the résumés, {_STATISTIC_NAMES.get(best['statistic'], best['statistic'])}"
-                 f" forecasts the other half's gaps best (held-out r = {best['heldout_r']:.2f} "
-                 f"[{best['ci_lo']:.2f}, {best['ci_hi']:.2f}]) and {words['phrase']}; "
-                 + ("it forecasts them better than the observed gaps themselves, beyond sampling error."
+        text += (f" Which statistic predicts the gaps? Computed on half the résumés, "
+                 f"{_STATISTIC_NAMES.get(best['statistic'], best['statistic'])} predicts the other half's gaps best "
+                 f"(r = {best['heldout_r']:.2f}, 95% interval {best['ci_lo']:.2f} to {best['ci_hi']:.2f}) and "
+                 f"{words['phrase']}; "
+                 + ("it predicts them better than the first half's own gaps do, beyond sampling error."
                     if best["vs_gap_lo"] > 0 else
-                    "no statistic forecasts them better than the observed gaps do, beyond sampling error."))
+                    "no statistic predicts them better than the first half's own gaps do, beyond sampling error."))
     return text
 
 

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "hiring: selection-rate gaps, RABBI, Local Law 144 metrics.")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks instead of one-line errors")
     parser.add_argument("--version", action="version", version=f"allocbias {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144,book,store}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{audit,score,ll144,plan,book,store}")
 
     audit = sub.add_parser(
         "audit", help="score one model on the study's prompts and write a self-contained HTML report",
@@ -137,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                        help="show Python tracebacks instead of one-line errors")
     _add_ll144(sub)
+    _add_plan(sub)
     # `allocbias book ...` and `allocbias store ...`: listed here for --help; main() hands them to _delegated
     sub.add_parser("book", add_help=False, help="execute the book's notebooks (allocbias book execute --help)")
     sub.add_parser("store", add_help=False, help="check score tables, record digests (allocbias store --help)")
@@ -283,6 +284,267 @@ def _ll144(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise Interrupted(f"allocbias ll144: interrupted after the audit was written whole to "
                           f"{printable(written.out)}") from None
     return 0
+
+
+# --------------------------------------------------------------------------- allocbias plan (its own block)
+PLAN_EXAMPLES = """\
+examples:
+  allocbias plan ll144 --rate 0.25                            # applicants per group for a comparator as large
+  allocbias plan ll144 --rate 0.1 --group-ratio 1:5 --applicants 50 200
+  allocbias plan ll144 --rate 0.3 --comparator 5000 --applicants 120
+  allocbias plan llm                                          # the reliabilities one may assume, and for what
+  allocbias plan llm --assume bloomberg                       # names per group before a pilot audit
+  allocbias plan llm --from build/audit-demo                  # from what an earlier allocbias audit measured
+  allocbias plan llm --reliability 0.3 --measured-on 5 --target 0.9
+
+Local Law 144: the four-fifths rule's false-flag rate (a fair process flagged) and detectable ratio (the true impact
+ratio flagged 80% of the time) at given counts, and the applicants per group from which each reaches its target.
+LLM audit: the units (names x jobs x runs) a selection-rate gap needs for a reliability of 0.5 and 0.8 by
+Spearman-Brown, and the allocbias audit command that scores them. Add --json for a machine-readable answer.
+"""
+
+
+def _ratio_arg(text: str) -> float:
+    from .measures.planning import parse_group_ratio
+
+    try:
+        return parse_group_ratio(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _share_in(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {value:g}")
+    return value
+
+
+def _add_plan(sub: argparse._SubParsersAction) -> None:
+    plan = sub.add_parser(
+        "plan", help="how large an audit must be, before it runs (Local Law 144 applicants; LLM audit names)",
+        description="Answer an auditor's first question before an audit: how many applicants per group a Local Law "
+                    "144 audit needs for the four-fifths rule to be trusted, or how many names per group (x jobs x "
+                    "runs) an LLM audit needs for reliable selection-rate gaps.",
+        epilog=PLAN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    kinds = plan.add_subparsers(dest="plan", required=True, metavar="{ll144,llm}")
+    law = kinds.add_parser("ll144", help="applicants per group for the four-fifths rule",
+                           description="The four-fifths rule's false-flag rate and detectable ratio at given counts, "
+                                       "and the applicants per group from which a fair process is flagged less than "
+                                       "--false-flag of the time and a true ratio of --ratio is flagged 80%% of the "
+                                       "time (exact, every size up to --search-max).")
+    law.add_argument("--rate", type=_share_in, required=True,
+                     help="the comparator's selection (or scoring) rate, e.g. 0.25")
+    size = law.add_mutually_exclusive_group()
+    size.add_argument("--group-ratio", type=_ratio_arg, default=1.0, metavar="G:C",
+                      help="group : comparator sizes, e.g. 1:4 (a comparator four times the group) or 4 (default 1:1)")
+    size.add_argument("--comparator", type=_positive, default=None, metavar="N",
+                      help="the comparator's applicants, whatever the group's size")
+    law.add_argument("--applicants", type=_positive, nargs="+", default=None, metavar="N",
+                     help="applicants per group at which to show both error rates")
+    law.add_argument("--false-flag", type=_share_in, default=0.05, metavar="SHARE",
+                     help="target: a fair process flagged less often than this (default 0.05)")
+    law.add_argument("--ratio", type=_share_in, default=0.7,
+                     help="target: a true impact ratio this low flagged 80%% of the time (default 0.7)")
+    law.add_argument("--search-max", type=_positive, default=3000, metavar="N",
+                     help="check every applicants per group up to this (default 3000)")
+    law.add_argument("--json", action="store_true", help="print the answer as JSON")
+    llm = kinds.add_parser("llm", help="names per group (x jobs x runs) for reliable gaps",
+                           description="The units a selection-rate gap needs for a target reliability (Spearman-Brown)"
+                                       " from a reliability measured on some units: one the book measured "
+                                       "(--assume), an earlier allocbias audit's (--from), or your own "
+                                       "(--reliability with --measured-on). Without one, list what may be assumed.")
+    source = llm.add_mutually_exclusive_group()
+    source.add_argument("--assume", metavar="KEY", help="a reliability the book measured (allocbias plan llm lists "
+                        "them): lippens-job-type, lippens-occupation, lippens-pooled, recinq, bloomberg, jderbysh")
+    source.add_argument("--from", dest="from_dir", metavar="OUT", type=Path,
+                        help="the folder of an earlier allocbias audit (reads OUT/tables/report_audit_size.csv)")
+    source.add_argument("--reliability", type=_share_in, default=None, metavar="R",
+                        help="a reliability you measured (with --measured-on)")
+    llm.add_argument("--measured-on", type=_positive, default=None, metavar="N",
+                     help="with --reliability: the units it was measured on (default 1)")
+    llm.add_argument("--target", type=_share_in, nargs="+", default=[0.5, 0.8], metavar="T",
+                     help="target reliabilities (default 0.5 0.8)")
+    llm.add_argument("--jobs", type=_positive, default=4, help="jobs the gaps are pooled over (default 4, "
+                     "allocbias audit's)")
+    llm.add_argument("--runs", type=_positive, default=1, help="runs per prompt (default 1: allocbias audit scores "
+                     "each prompt once at temperature 0, so more runs add nothing there)")
+    llm.add_argument("--k", type=_positive, default=None, help="with --from: the quota whose gaps to plan for "
+                     "(default the audit's first)")
+    llm.add_argument("--json", action="store_true", help="print the answer as JSON")
+    for p in (plan, law, llm):
+        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python tracebacks instead of one-line errors")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """``allocbias plan ll144`` / ``allocbias plan llm``: print the plan (or its JSON)."""
+    import json
+
+    answer = _plan_ll144(args) if args.plan == "ll144" else _plan_llm(args)
+    if args.json:
+        print(json.dumps(answer["json"], indent=2, ensure_ascii=False))
+    else:
+        print(answer["text"])
+    return 0
+
+
+def _wrap(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False)
+
+
+def _plain_table(frame) -> str:
+    return frame.to_string(index=False)
+
+
+def _plan_ll144(args: argparse.Namespace) -> dict:
+    from .measures import planning
+
+    ratio_words = (f"{args.comparator:,} applicants" if args.comparator else
+                   f"group : comparator {planning.group_ratio_label(args.group_ratio)}")
+    need = planning.ll144_size_needed(args.rate, group_ratio=args.group_ratio, comparator=args.comparator,
+                                      false_flag=args.false_flag, ratio=args.ratio, search_max=args.search_max)
+
+    def n(key: str) -> str:
+        return f"{need[key]:,}" if need[key] is not None else f"more than {args.search_max:,}"
+
+    sentence = (f"A fair process (the group's true rate equal to the comparator's) is flagged less than "
+                f"{args.false_flag:.0%} of the time from {n('false_flag_n')} applicants per group on, and a true impact "
+                f"ratio of {args.ratio:g} is flagged at least 80% of the time from {n('detect_n')} on (every size up "
+                f"to {args.search_max:,} checked; both rates saw-tooth with the counts).")
+    head = f"Local Law 144, four-fifths rule: comparator selected at {args.rate:.0%}, {ratio_words}."
+    lines = [head, ""]
+    rows = []
+    if args.applicants:
+        at = planning.ll144_at(args.applicants, args.rate, group_ratio=args.group_ratio, comparator=args.comparator)
+        rows = at.to_dict("records")
+        shown = at.drop(columns="comparator's selection rate").assign(**{
+            "false-flag rate": [f"{x:.1%}" if x >= 0.001 else f"{x:.1e}" for x in at["false-flag rate"]],
+            "detectable ratio": ["none" if x != x else f"{x:.3f}" for x in at["detectable ratio"]]})
+        lines += [_plain_table(shown), ""]
+    lines.append(_wrap(sentence))
+    json_out = {"plan": "ll144", "rate": args.rate, "group_ratio": None if args.comparator else args.group_ratio,
+                "comparator": args.comparator, "false_flag": args.false_flag, "ratio": args.ratio,
+                "search_max": args.search_max, "at": [{k: (None if v != v else v) for k, v in r.items()} for r in rows],
+                "false_flag_n": need["false_flag_n"], "detect_n": need["detect_n"], "sentence": sentence}
+    return {"text": "\n".join(lines), "json": json_out}
+
+
+def _plural(unit: str) -> str:
+    return {"vacancy": "vacancies"}.get(unit, unit + "s")
+
+
+def _reliability_word(value: float) -> str:
+    return "reliable" if value >= 0.8 else "moderately reliable" if value >= 0.5 else "unreliable"
+
+
+def _plan_source(args: argparse.Namespace) -> dict:
+    """Where the reliability comes from: its value, the units it was measured on, and words about it."""
+    import json
+
+    import pandas as pd
+
+    from .measures import planning
+
+    if args.measured_on is not None and args.reliability is None:
+        raise ValueError("--measured-on goes with --reliability")
+    if args.k is not None and args.from_dir is None:
+        raise ValueError("--k goes with --from (the quota of an earlier audit's gaps)")
+    if args.assume is not None:
+        table = planning.measured_reliability()
+        if args.assume not in table.index:
+            raise ValueError(f"--assume {args.assume!r} is not a reliability the book measured; choose from "
+                             f"{', '.join(table.index)} (allocbias plan llm lists them)")
+        m = table.loc[args.assume]
+        if not 0 < m["reliability"] < 1:
+            raise ValueError(f"the book measured r = {m['reliability']:.2f} for --assume {args.assume} (two halves of "
+                             f"{int(m['size per half'])} {_plural(m['unit'])} each): not positive, so no number of "
+                             "units can be read from it; assume another or run a pilot audit (--from OUT)")
+        return {"reliability": float(m["reliability"]), "size": int(m["size per half"]), "unit": str(m["unit"]),
+                "command": None, "source": f"assumed: {args.assume}",
+                "words": (f"Assumed: one unit of your audit tells as much as one {m['data set']} {m['unit']} ("
+                          f"{m['one unit is']}). The book measured r = {m['reliability']:.3f} between two halves of "
+                          f"{int(m['size per half']):,} {_plural(m['unit'])} each ({m['level']}, k = {int(m['k'])}); one "
+                          f"{m['unit']}: {m['reliability of one unit']:.4f}.")}
+    if args.from_dir is not None:
+        path = args.from_dir / "tables" / "report_audit_size.csv"
+        if not path.is_file():
+            raise ValueError(f"{path} does not exist: give the folder of an allocbias audit whose report was written "
+                             "(with at least 2 names per group)")
+        got = planning.audit_reliability(pd.read_csv(path), args.k)
+        manifest = args.from_dir / "audit.json"
+        command = None
+        if manifest.is_file():
+            command = json.loads(manifest.read_text(encoding="utf-8")).get("options", {}).get("command")
+        if got["reliability"] <= 0 or got["reliability"] >= 1:
+            raise ValueError(f"the audit in {args.from_dir} measured a reliability of {got['reliability']:.2f} at "
+                             f"k = {got['k']}: two halves of its names do not agree, so no number of names can be "
+                             "read from it")
+        return {"reliability": got["reliability"], "size": got["size"], "unit": "name", "command": command,
+                "source": str(args.from_dir), "k": got["k"],
+                "words": (f"From the audit in {args.from_dir}: its gaps per job at k = {got['k']} agree between two "
+                          f"halves of its {got['names_per_group']} names per group at r = {got['reliability']:.3f} "
+                          f"({got['size']} names per half); one name: "
+                          f"{planning.per_unit_reliability(got['reliability'], got['size']):.4f}.")}
+    if args.reliability is not None:
+        size = args.measured_on or 1
+        return {"reliability": args.reliability, "size": size, "unit": "unit", "command": None,
+                "source": "given", "words": f"Given: r = {args.reliability:g} measured on {size:,} unit(s)."}
+    return {}
+
+
+def _plan_llm(args: argparse.Namespace) -> dict:
+    from .measures import planning
+
+    src = _plan_source(args)
+    if not src:
+        table = planning.measured_reliability().reset_index()
+        lines = ["Reliabilities the book measured (chapter 'How large must an audit be?'); assume the one whose unit "
+                 "is what your audit adds more of, or measure your own with a pilot audit (allocbias plan llm --from "
+                 "OUT):", ""]
+        for _, m in table.iterrows():
+            one = (f"{m['reliability of one unit']:.4f}" if m["reliability"] > 0 else
+                   f"none (r = {m['reliability']:.2f} between halves: not positive)")
+            lines.append(f"  {m['key']:<20} one {m['unit']}: {one}\n  {'':<20} for {m['use for']}")
+        return {"text": "\n".join(lines), "json": {"plan": "llm", "measured": table.to_dict("records")}}
+    plan = planning.llm_plan(src["reliability"], src["size"], targets=args.target,
+                             jobs=sorted({1, args.jobs}), runs=args.runs)
+    what = "names per group × jobs × runs" if args.runs > 1 else "names per group × jobs"
+    lines = [_wrap(src["words"]), "", _plain_table(plan.assign(target=[f"{t:g}" for t in plan["target"]])), ""]
+    lines.append(_wrap(f"Units are {what} for a gap pooled over {args.jobs} job(s); a gap of one job rests on its own "
+                       "names" + (" × runs" if args.runs > 1 else "") + ". Every added unit is assumed as informative "
+                       "as those measured (Spearman-Brown)."))
+    base = src["command"] or "allocbias audit --model MODEL --out OUT"
+    if args.runs > 1:
+        lines.append(_wrap("allocbias audit scores each prompt once at temperature 0 (a second run repeats the first), "
+                           "so runs count only for a model that samples (a server at temperature above 0); with "
+                           "allocbias audit, reach the units with names and jobs instead (--runs 1)."))
+    elif args.jobs > 4:
+        lines.append(f"allocbias audit has 4 jobs, not {args.jobs}: use --jobs 4 or fewer for its commands.")
+    else:
+        lines.append("")
+        for _, row in plan.iterrows():
+            target = f"{row['target']:g} ({_reliability_word(row['target'])})"
+            for names, what in ((int(row[plan.columns[-1]]), f"gaps pooled over the {args.jobs} job(s)"),
+                                (int(row[plan.columns[2]]), "gaps of each job")):
+                if names <= 100:
+                    lines.append(f"For {target}, {what}: {planning.audit_command(base, names)}")
+                else:
+                    lines.append(f"For {target}, {what}: {names:,} names per group, more than the 100 allocbias "
+                                 "audit can draw per group")
+                if args.jobs == 1:
+                    break
+        if src["command"]:
+            lines.append("(The same folder keeps the names already scored; only the new ones are scored.)")
+    json_out = {"plan": "llm", "source": src["source"], "reliability": src["reliability"], "size": src["size"],
+                "unit": src["unit"], "one_unit": planning.per_unit_reliability(src["reliability"], src["size"]),
+                "jobs": args.jobs, "runs": args.runs, "rows": plan.to_dict("records")}
+    return {"text": "\n".join(lines), "json": json_out}
 
 
 def _delegated(argv: list[str]) -> int | None:
@@ -433,6 +695,8 @@ def _run(args: argparse.Namespace, argv: list[str], prog: str | None, parser: ar
             return _audit(args, argv)
         if args.command == "ll144":
             return _ll144(args, argv)
+        if args.command == "plan":
+            return _plan(args)
         return _score(args, _command_line(argv, prog) if prog else _command_line(argv), parser)
     except (ValueError, RuntimeError, OSError) as exc:  # AuditError, ServingError, a missing file, a full disk
         if args.traceback:

@@ -12,9 +12,13 @@ on one half of an audit best forecasts the gap of the other half (:mod:`allocbia
 * **re-cinq** (11 models x 17 jobs, one name per group, 5 runs): the reliability against runs per cell.
 * **Bloomberg** (GPT-3.5 and GPT-4 ranking 8 names, about 950 answers per model x job): against answers per cell.
 * **jderbysh** (2 models x 9 jobs, 9 résumés under 36 names): against résumés per cell.
-* A planning table: names per group x jobs x runs of an LLM audit and the reliability each data set's measured
-  per-unit reliability gives it by Spearman--Brown; and for a Local Law 144 audit, applicants per group and the
-  four-fifths rule's false-flag rate and detectable ratio at each (:mod:`allocbias.measures.ll144.power`).
+* Planning (:mod:`allocbias.measures.planning`, which ``allocbias plan`` runs too): which measured reliability to
+  assume for which audit, the names per group ``allocbias audit`` needs under each (its units are names x its four
+  jobs: it scores each prompt once at temperature 0, so runs add nothing), and for a Local Law 144 audit the
+  applicants per group from which the four-fifths rule rarely flags a fair process and often flags a true ratio,
+  over selection rates and group : comparator size ratios, with both error rates at given counts
+  (:mod:`allocbias.measures.ll144.power`). The measured reliabilities are shipped with the package
+  (:func:`measured_reliability_table`, ``scripts/build_measured_reliability.py``).
 
 :func:`audit_size_findings` computes all of it and returns an :class:`AuditSizeFindings`; the ``figure_*``
 functions draw the chapter's figures from it.
@@ -31,16 +35,17 @@ import pandas as pd
 
 from .. import checks
 from ..checks import require_columns
-from ..measures import ll144, metrics, reliability, selection
+from ..measures import ll144, metrics, planning, reliability, selection
 from .findings import Findings
 
 __all__ = [
     "AuditSizeFindings",
-    "PLANNING_DESIGNS",
+    "MEASURED_UNITS",
+    "audit_designs",
+    "audit_phrase",
     "audit_size_findings",
     "comparison_phrase",
     "curve_phrase",
-    "design_words",
     "figure_curves",
     "figure_forecast",
     "figure_units",
@@ -48,8 +53,11 @@ __all__ = [
     "forecast_view",
     "ll144_planning_table",
     "ll144_size_needed",
-    "planning_table",
+    "ll144_size_view",
+    "measured_reliability_table",
+    "reliability_guidance",
     "reliability_word",
+    "shipped_phrase",
     "size_phrase",
 ]
 
@@ -61,13 +69,6 @@ METRICS: tuple[str, ...] = metrics.STUDY_METRICS
 LEVELS: Mapping[str, str | None] = {"job type": "job_type", "occupation": "occupation", "all vacancies": None}
 #: Lippens audited this many vacancies per job type.
 LIPPENS_PER_JOB_TYPE = 30
-#: LLM audit designs of the planning table: (names per group, jobs, runs).
-PLANNING_DESIGNS: tuple[tuple[int, int, int], ...] = (
-    (1, 1, 1), (1, 1, 5), (1, 17, 5), (5, 10, 2), (10, 10, 5), (10, 30, 10), (30, 30, 10), (50, 50, 10))
-#: Applicants per group of the Local Law 144 planning rows (the comparator has as many).
-LL144_APPLICANTS: tuple[int, ...] = (25, 50, 100, 250, 500, 1000, 5000)
-#: The search for the smallest audit size runs over every applicants per group from 1 to this.
-LL144_SEARCH_MAX = 3000
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -181,16 +182,45 @@ def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
             "within sampling error")
 
 
-def design_words(names: int, jobs: int, runs: int) -> str:
-    """An LLM audit design in words, with its number of scored units per gap.
+def audit_phrase(units: int | None, *, jobs: int = 4, max_names: int = 100) -> str:
+    """What ``allocbias audit`` needs for ``units`` units per gap, in words: names per group over its ``jobs`` jobs
+    (a gap pooled over them), with the option that runs it, or why it cannot.
 
-    >>> design_words(1, 17, 5), design_words(10, 1, 1)
-    ('1 name per group × 17 jobs × 5 runs (85 units)', '10 names per group × 1 job × 1 run (10 units)')
+    >>> audit_phrase(59)
+    '59 units: 15 names per group over the 4 jobs (allocbias audit --names-per-group 15), or 59 for a gap of one job'
+    >>> audit_phrase(1325)
+    '1,325 units, more than the 100 names per group × 4 jobs (400) that allocbias audit can give a gap'
+    >>> audit_phrase(None)
+    'no number of names: the measured reliability is not positive'
     """
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}" + ("" if count == 1 else "s")
+    if not units:
+        return "no number of names: the measured reliability is not positive"
+    pooled = planning.names_needed(units, jobs=jobs)
+    if pooled > max_names:
+        return (f"{units:,} units, more than the {max_names} names per group × {jobs} jobs ({max_names * jobs:,}) "
+                "that allocbias audit can give a gap")
+    one = f"{units:,} for a gap of one job" if units <= max_names else \
+        f"more than its {max_names} names for a gap of one job"
+    return (f"{units:,} units: {pooled:,} names per group over the {jobs} jobs (allocbias audit --names-per-group "
+            f"{pooled}), or {one}")
 
-    return f"{n(names, 'name')} per group × {n(jobs, 'job')} × {n(runs, 'run')} ({names * jobs * runs:,} units)"
+
+def shipped_phrase(max_diff: float) -> str:
+    """Whether the reliabilities ``allocbias plan`` ships are this run's, in words, from their largest difference
+    (NaN: this run's splits, seed or sizes are not those the shipped values were measured with).
+
+    >>> shipped_phrase(0.0)
+    'they are the values allocbias plan ships (the largest difference is 0)'
+    >>> shipped_phrase(float("nan"))[:60]
+    'this run’s settings are not those the shipped values were me'
+    """
+    if not np.isfinite(max_diff):
+        return ("this run’s settings are not those the shipped values were measured with (the book’s default "
+                "profile), so they are not compared here")
+    if max_diff < 1e-12:
+        return "they are the values allocbias plan ships (the largest difference is 0)"
+    return (f"they differ from the values allocbias plan ships by up to {max_diff:.3g}: run "
+            "scripts/build_measured_reliability.py to ship this run's")
 
 
 def comparison_phrase(n_better: int, n_worse: int, n: int) -> str:
@@ -250,36 +280,139 @@ def forecast_view(findings: AuditSizeFindings, *, k: int = 1, size: int | None =
 # --------------------------------------------------------------------------------------------------------------
 # planning
 # --------------------------------------------------------------------------------------------------------------
-def planning_table(per_unit: Mapping[str, float], designs: Sequence[tuple[int, int, int]] = PLANNING_DESIGNS
-                   ) -> pd.DataFrame:
-    r"""The reliability of a (system, group) gap for LLM audit designs, from per-unit reliabilities.
+#: The book's measured reliabilities as ``allocbias plan`` offers them (:func:`measured_reliability_table`): for each
+#: key, the data set and level it comes from, its unit, what one unit is and the audits it stands for.
+MEASURED_UNITS: Mapping[str, Mapping[str, str]] = {
+    "lippens-job-type": {"data set": "Lippens", "level": "job type", "unit": "vacancy",
+                         "one unit is": "one vacancy: gpt-3.5 scoring 18 CVs, one per origin × sex group, for one "
+                                        "job ad, toward a job type's gap",
+                         "use for": "gaps per job or job type, adding job ads (vacancies) to each"},
+    "lippens-occupation": {"data set": "Lippens", "level": "occupation", "unit": "vacancy",
+                           "one unit is": "one vacancy per job type, toward an occupation's gap (a few job types "
+                                          "pooled)",
+                           "use for": "gaps per occupation (several related jobs pooled), adding job ads"},
+    "lippens-pooled": {"data set": "Lippens", "level": "all vacancies", "unit": "vacancy",
+                       "one unit is": "one vacancy per job type, toward one gap per group over all 64 job types",
+                       "use for": "one gap per group pooled over many jobs, adding job ads"},
+    "recinq": {"data set": "re-cinq", "level": "model × job", "unit": "run",
+               "one unit is": "one run: a model scoring one résumé under one name per group, sampled anew",
+               "use for": "repeated runs of the same prompts, answered with sampling (temperature above 0)"},
+    "bloomberg": {"data set": "Bloomberg", "level": "model × job", "unit": "answer",
+                  "one unit is": "one answer: GPT-3.5 or GPT-4 ranking eight fresh names, one per race × sex group",
+                  "use for": "adding names, each scored once (what allocbias audit adds with --names-per-group)"},
+    "jderbysh": {"data set": "jderbysh", "level": "model × job", "unit": "résumé",
+                 "one unit is": "one résumé scored under names of four race × sex groups",
+                 "use for": "adding résumés, each shown under the same names"},
+}
+#: What ``allocbias audit`` can give a gap: names per group (the names table holds 100 first names per group) and jobs.
+AUDIT_MAX_NAMES = 100
+AUDIT_JOBS = 4
+#: Selection rates and group : comparator size ratios of the Local Law 144 planning table.
+LL144_RATES: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
+LL144_GROUP_RATIOS: tuple[float, ...] = (1, 2, 5, 10)
+#: Applicants per group of the Local Law 144 rows of false-flag rates and detectable ratios (comparator as many).
+LL144_APPLICANTS: tuple[int, ...] = (25, 50, 100, 250, 500, 1000, 5000)
+LL144_SEARCH_MAX = planning.LL144_SEARCH_MAX
 
-    A design scores ``names`` names per group for ``jobs`` jobs ``runs`` times, so each gap rests on
-    :math:`u = \text{names} \times \text{jobs} \times \text{runs}` scored units; its reliability is
-    :func:`allocbias.measures.reliability.spearman_brown` of a data set's reliability for one unit,
-    :math:`\rho_1`, by the factor u, one column per data set (``per_unit``: data set -> :math:`\rho_1`; NaN
-    stays NaN). This treats every added name, job and run as an independent, equally informative unit, which the
-    measured curves check only for the unit each data set varies.
 
-    >>> planning_table({"a": 0.1}, [(1, 1, 1), (2, 3, 2)]).round(3).to_dict("list")
-    {'names per group': [1, 2], 'jobs': [1, 3], 'runs': [1, 2], 'units': [1, 12], 'a': [0.1, 0.571]}
+def measured_reliability_table(findings: AuditSizeFindings) -> pd.DataFrame:
+    """The chapter's measured reliabilities in the form ``allocbias plan`` reads them
+    (:func:`allocbias.measures.planning.measured_reliability`, columns
+    :data:`~allocbias.measures.planning.MEASURED_COLUMNS` and ``use for``): for each key of :data:`MEASURED_UNITS`,
+    the gap's split-half reliability at the largest size measured (k = 1), its 95% range over splits, one unit's
+    reliability (Spearman--Brown), and the splits and seed. ``scripts/build_measured_reliability.py`` writes it into
+    the package; the findings hold it as ``measured``.
     """
-    out = pd.DataFrame(list(designs), columns=["names per group", "jobs", "runs"])
-    if out.empty or (out < 1).any().any():
-        raise ValueError("designs must be non-empty (names, jobs, runs) triples of positive integers")
-    out["units"] = out.prod(axis=1).astype(np.int64)
-    for name, rho in per_unit.items():
-        ok = np.isfinite(rho) and 0 <= rho <= 1
-        out[name] = reliability.spearman_brown(rho, out["units"].to_numpy(float)) if ok else np.nan
-    return out
+    return findings.measured.copy()
+
+
+def _measured(lippens_levels: pd.DataFrame, needed: pd.DataFrame, n_splits: int, seed: int) -> pd.DataFrame:
+    rows = []
+    for key, about in MEASURED_UNITS.items():
+        if about["data set"] == "Lippens":
+            row = _one(lippens_levels, level=about["level"], k=1)
+        else:
+            row = _one(needed, **{"data set": about["data set"]})
+        rows.append({"key": key, "data set": about["data set"], "level": about["level"], "unit": about["unit"],
+                     "k": 1, "size per half": int(row["size per half"]), "reliability": float(row["reliability"]),
+                     "lo": float(row["lo"]), "hi": float(row["hi"]),
+                     "reliability of one unit": float(row["reliability of one unit"]),
+                     "n_splits": int(n_splits), "seed": int(seed),
+                     "one unit is": about["one unit is"], "use for": about["use for"]})
+    return pd.DataFrame(rows)[[*planning.MEASURED_COLUMNS, "use for"]]
+
+
+def _names_cell(units: int, jobs: int) -> str:
+    names = planning.names_needed(units, jobs=jobs)
+    return f"{names:,}" if names <= AUDIT_MAX_NAMES else f"{names:,} (over {AUDIT_MAX_NAMES})"
+
+
+def audit_designs(measured: pd.DataFrame, *, targets: Sequence[float] = planning.TARGETS,
+                  jobs: int = AUDIT_JOBS) -> pd.DataFrame:
+    """What ``allocbias audit`` needs under each measured reliability: for each row of ``measured``
+    (:func:`measured_reliability_table`) and each target, the units a gap needs (Spearman--Brown from the largest
+    size measured, :func:`allocbias.measures.planning.units_needed`), the names per group that give them to a gap of
+    one job and to a gap pooled over ``jobs`` jobs (``allocbias audit`` scores each prompt once, so its units are
+    names × jobs), and the option that runs it, or why it cannot (more names per group than the names table
+    holds).
+
+    >>> m = pd.DataFrame({"key": ["recinq"], "size per half": [2], "reliability": [0.12]})
+    >>> audit_designs(m, targets=[0.8]).values.tolist()
+    [['re-cinq: a run', '0.8, reliable', '59', '59', '15', '--names-per-group 15']]
+    >>> audit_designs(m, targets=[0.8]).columns[-1]
+    'option, gap over 4 jobs'
+    """
+    require_columns(measured, ["key", "size per half", "reliability"], "measured", nonempty=True)
+    rows = []
+    for _, m in measured.iterrows():
+        about = MEASURED_UNITS.get(str(m["key"]), {"data set": str(m["key"]), "unit": "unit", "level": ""})
+        label = f"{about['data set']}{', ' + about['level'] if about['data set'] == 'Lippens' else ''}: " \
+                f"a{'n' if about['unit'][0] in 'aeiou' else ''} {about['unit']}"
+        for t in targets:
+            ok = np.isfinite(m["reliability"]) and 0 < m["reliability"] < 1
+            u = planning.units_needed(float(m["reliability"]), float(m["size per half"]), t) if ok else None
+            pooled = planning.names_needed(u, jobs=jobs) if u else None
+            rows.append({
+                "assumed unit": label, "target": f"{t:g}, {reliability_word(t)}",
+                "units": f"{u:,}" if u else "–", "names, one job": _names_cell(u, 1) if u else "–",
+                f"names, {jobs} jobs": _names_cell(u, jobs) if u else "–",
+                f"option, gap over {jobs} jobs": ("no size: the measured reliability is not positive" if not u else
+                                    f"--names-per-group {pooled}" if pooled <= AUDIT_MAX_NAMES else
+                                    f"beyond its {AUDIT_MAX_NAMES} names per group")})
+    return pd.DataFrame(rows)
+
+
+def reliability_guidance(measured: pd.DataFrame) -> pd.DataFrame:
+    """Which measured reliability to assume for which audit: one row per key of ``measured``
+    (:func:`measured_reliability_table`) with the audit it stands for, the unit, one unit's reliability and the
+    units a gap needs for 0.8.
+
+    >>> m = pd.DataFrame({"key": ["recinq"], "size per half": [2], "reliability": [0.12],
+    ...                   "reliability of one unit": [0.0638]})
+    >>> reliability_guidance(m).values.tolist()
+    [['repeated runs of the same prompts, answered with sampling (temperature above 0)', 're-cinq: a run', '0.064', '59']]
+    """
+    require_columns(measured, ["key", "size per half", "reliability", "reliability of one unit"], "measured",
+                    nonempty=True)
+    rows = []
+    for _, m in measured.iterrows():
+        about = MEASURED_UNITS[str(m["key"])]
+        ok = np.isfinite(m["reliability"]) and 0 < m["reliability"] < 1
+        rows.append({"your audit": about["use for"],
+                     "assume": f"{about['data set']}{', ' + about['level'] if about['data set'] == 'Lippens' else ''}"
+                               f": a{'n' if about['unit'][0] in 'aeiou' else ''} {about['unit']}",
+                     "one unit's reliability": _fmt(float(m["reliability of one unit"]), 3) if ok else "–",
+                     "units for 0.8": f"{planning.units_needed(float(m['reliability']), float(m['size per half']), 0.8):,}"
+                     if ok else "–"})
+    return pd.DataFrame(rows)
 
 
 def ll144_planning_table(applicants: Sequence[int] = LL144_APPLICANTS, comparator_rate: float = 0.25, *,
                          bound: float = ll144.FOUR_FIFTHS, power: float = ll144.POWER) -> pd.DataFrame:
-    r"""The Local Law 144 rows of the planning table: for each number of applicants per group (the comparator as
-    many, selected at ``comparator_rate``), the four-fifths rule's false-flag rate (a fair process flagged) and
-    detectable ratio (the true impact ratio flagged with probability ``power``), exact
-    (:func:`allocbias.measures.ll144.power.false_flag_rate`, :func:`~allocbias.measures.ll144.power.detectable_ratio`).
+    r"""The Local Law 144 rows of false-flag rates and detectable ratios: for each number of applicants per group
+    (the comparator as many, selected at ``comparator_rate``), the four-fifths rule's false-flag rate (a fair
+    process flagged) and detectable ratio (the true impact ratio flagged with probability ``power``), exact
+    (:func:`allocbias.measures.planning.ll144_at`).
 
     >>> ll144_planning_table([40, 400], 0.25).round(3).to_dict("list")
     {'applicants per group': [40, 400], 'comparator rate': [0.25, 0.25], 'false-flag rate': [0.276, 0.035], 'detectable ratio': [0.534, 0.712]}
@@ -288,40 +421,47 @@ def ll144_planning_table(applicants: Sequence[int] = LL144_APPLICANTS, comparato
     sizes = np.array([checks.count(n, "ll144_applicants") for n in applicants], dtype=np.int64)
     if sizes.size == 0:
         raise ValueError("ll144_applicants must name at least one number of applicants per group")
-    return pd.DataFrame({
-        "applicants per group": sizes, "comparator rate": rate,
-        "false-flag rate": np.atleast_1d(ll144.false_flag_rate(sizes, sizes, rate, bound=bound)),
-        "detectable ratio": np.atleast_1d(ll144.detectable_ratio(sizes, sizes, rate, power=power, bound=bound))})
-
-
-def _from_on(ok: np.ndarray) -> int | None:
-    """The smallest 1-based size from which every larger size of the search also meets the condition."""
-    if not ok[-1]:
-        return None
-    bad = np.flatnonzero(~ok)
-    return int(bad[-1] + 2) if bad.size else 1
+    at = planning.ll144_at(sizes, rate, bound=bound, power=power)
+    return pd.DataFrame({"applicants per group": sizes, "comparator rate": rate,
+                         "false-flag rate": at["false-flag rate"].to_numpy(),
+                         "detectable ratio": at["detectable ratio"].to_numpy()})
 
 
 def ll144_size_needed(comparator_rate: float = 0.25, *, false_flag: float = 0.05, ratio: float = 0.7,
                       search_max: int = LL144_SEARCH_MAX, bound: float = ll144.FOUR_FIFTHS,
-                      power: float = ll144.POWER) -> dict[str, int | None]:
-    """The smallest applicants per group (the comparator as many, selected at ``comparator_rate``) from which a
-    fair process is flagged less than ``false_flag`` of the time (``"false_flag_n"``), and from which a true
-    impact ratio of ``ratio`` is flagged at least ``power`` of the time, i.e. the detectable ratio is at least
-    ``ratio`` (``"detect_n"``). Both rates saw-tooth with the counts (the bound falls between whole numbers of
-    selected differently at each size), so the answer is the size from which on *every* size up to ``search_max``
-    meets the condition; ``None`` where ``search_max`` does not.
+                      power: float = ll144.POWER, group_ratio: float = 1.0) -> dict[str, int | None]:
+    """The chapter's name for :func:`allocbias.measures.planning.ll144_size_needed` (which ``allocbias plan``
+    calls too).
 
     >>> ll144_size_needed(0.25, search_max=600)
     {'false_flag_n': 328, 'detect_n': 307}
     """
-    rate = checks.proportion(comparator_rate, "comparator_rate")
-    checks.proportion(false_flag, "false_flag")
-    checks.proportion(ratio, "ratio")
-    n = np.arange(1, checks.count(search_max, "search_max", 2) + 1)
-    ffr = ll144.false_flag_rate(n, n, rate, bound=bound)
-    det = ll144.detectable_ratio(n, n, rate, power=power, bound=bound)
-    return {"false_flag_n": _from_on(ffr < false_flag), "detect_n": _from_on(det >= ratio)}
+    return planning.ll144_size_needed(comparator_rate, group_ratio=group_ratio, false_flag=false_flag, ratio=ratio,
+                                      search_max=search_max, bound=bound, power=power)
+
+
+def ll144_size_view(grid: pd.DataFrame, *, false_flag: float, ratio: float) -> pd.DataFrame:
+    """The Local Law 144 planning grid (:func:`allocbias.measures.planning.ll144_size_grid`) as the chapter shows
+    it: one row per selection rate and group : comparator size ratio, the two threshold sizes in words ("more than
+    3,000" where the search was not enough).
+
+    >>> g = pd.DataFrame({"selection rate": [0.25], "group ratio": [4.0], "false_flag_n": [227], "detect_n": [None],
+    ...                   "search_max": [600]})
+    >>> ll144_size_view(g, false_flag=0.05, ratio=0.7).values.tolist()
+    [['25%', '1:4', '227', 'more than 600']]
+    """
+    require_columns(grid, ["selection rate", "group ratio", "false_flag_n", "detect_n", "search_max"], "grid")
+
+    def size(n: Any, top: int) -> str:
+        return f"more than {int(top):,}" if pd.isna(n) else f"{int(n):,}"
+
+    return pd.DataFrame({
+        "selection rate": [f"{r:.0%}" for r in grid["selection rate"]],
+        "group : comparator": [planning.group_ratio_label(c) for c in grid["group ratio"]],
+        f"fair group flagged under {false_flag:.0%} from": [size(n, m) for n, m in zip(grid["false_flag_n"],
+                                                                                         grid["search_max"])],
+        f"ratio {ratio:g} flagged 80% of the time from": [size(n, m) for n, m in zip(grid["detect_n"],
+                                                                                    grid["search_max"])]})
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -349,11 +489,18 @@ class AuditSizeFindings(Findings):
     needed
         Per data set: the unit, the size measured, its reliability, the reliability of one unit, and the units
         needed for 0.5 and 0.8.
-    planning
-        :func:`planning_table` from each data set's per-unit reliability.
+    measured
+        :func:`measured_reliability_table`: each measured gap's reliability in the form ``allocbias plan`` ships it.
+    guidance
+        :func:`reliability_guidance`: which measured reliability to assume for which kind of audit.
+    designs
+        :func:`audit_designs`: the names per group ``allocbias audit`` needs under each measured reliability.
     ll144_planning
         :func:`ll144_planning_table`: applicants per group of a Local Law 144 audit, and the four-fifths rule's
         false-flag rate and detectable ratio at each.
+    ll144_sizes
+        :func:`allocbias.measures.planning.ll144_size_grid`: the applicants per group from which a fair process is
+        flagged rarely and a true ratio is flagged often, over selection rates and group : comparator size ratios.
     values, phrases, parameters
         The numbers the prose quotes, the result-dependent sentences, and the parameters.
     """
@@ -363,8 +510,11 @@ class AuditSizeFindings(Findings):
     forecast: pd.DataFrame
     units: pd.DataFrame
     needed: pd.DataFrame
-    planning: pd.DataFrame
+    measured: pd.DataFrame
+    guidance: pd.DataFrame
+    designs: pd.DataFrame
     ll144_planning: pd.DataFrame
+    ll144_sizes: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -443,6 +593,9 @@ def audit_size_findings(
     ll144_rate: float = 0.25,
     ll144_false_flag: float = 0.05,
     ll144_ratio: float = 0.7,
+    ll144_rates: Sequence[float] = LL144_RATES,
+    ll144_group_ratios: Sequence[float] = LL144_GROUP_RATIOS,
+    ll144_search_max: int = LL144_SEARCH_MAX,
     frames: Mapping[str, pd.DataFrame] | None = None,
     references: Mapping[str, Hashable] | None = None,
 ) -> AuditSizeFindings:
@@ -469,6 +622,10 @@ def audit_size_findings(
         The smallest applicants per group (:func:`ll144_size_needed`) from which a fair process is flagged less
         than ``ll144_false_flag`` of the time, and from which a true impact ratio of ``ll144_ratio`` is flagged 80%
         of the time.
+    ll144_rates, ll144_group_ratios, ll144_search_max
+        The Local Law 144 planning grid: those two sizes for each selection rate and group : comparator size ratio
+        (comparator applicants per applicant of the group), every size up to ``ll144_search_max`` checked. It must
+        hold ``ll144_rate`` at 1:1 (the row the text quotes).
     frames
         The data sets as tidy frames (keys ``lippens``, ``recinq``, ``jderbysh``, ``bloomberg``), for tests on small
         synthetic data; default: the committed tables.
@@ -490,7 +647,12 @@ def audit_size_findings(
                         ("ll144_ratio", ll144_ratio)):
         checks.proportion(value, name)
     ll144_planning = ll144_planning_table(ll144_applicants, ll144_rate)
-    ll144_needed = ll144_size_needed(ll144_rate, false_flag=ll144_false_flag, ratio=ll144_ratio)
+    ll144_sizes = planning.ll144_size_grid(ll144_rates, ll144_group_ratios, false_flag=ll144_false_flag,
+                                           ratio=ll144_ratio, search_max=ll144_search_max)
+    quoted = ll144_sizes[(ll144_sizes["selection rate"] == ll144_rate) & (ll144_sizes["group ratio"] == 1)]
+    if len(quoted) != 1:
+        raise ValueError(f"ll144_rates and ll144_group_ratios must hold ll144_rate={ll144_rate!r} at 1:1 (the "
+                         f"row the chapter quotes), got rates {list(ll144_rates)} and ratios {list(ll144_group_ratios)}")
     lippens_sizes = sorted({checks.count(s, "lippens_sizes") for s in lippens_sizes})
     forecast_sizes = sorted({checks.count(s, "forecast_sizes") for s in forecast_sizes})
     if frames is None:
@@ -569,23 +731,32 @@ def audit_size_findings(
         needed_rows.append(_needed_row(dataset, str(last["unit"]), int(last["size"]), float(last["reliability"]),
                                        float(last["lo"]), float(last["hi"]), audited[dataset]))
     needed = pd.DataFrame(needed_rows)
-    unit_names = {"Lippens": "a vacancy", "re-cinq": "a run", "Bloomberg": "an answer", "jderbysh": "a résumé"}
-    planning = planning_table({f"{d} ({unit_names[d]})": r for d, r in
-                               zip(needed["data set"], needed["reliability of one unit"])})
+    lippens_levels = pd.DataFrame(levels)
+    measured = _measured(lippens_levels, needed, n_splits, seed)
 
     findings = AuditSizeFindings(
-        lippens_curves=pd.concat(curves, ignore_index=True), lippens_levels=pd.DataFrame(levels),
+        lippens_curves=pd.concat(curves, ignore_index=True), lippens_levels=lippens_levels,
         forecast=pd.concat([*forecasts, rc_forecast, jd_forecast], ignore_index=True), units=units, needed=needed,
-        planning=planning, ll144_planning=ll144_planning,
+        measured=measured, guidance=reliability_guidance(measured), designs=audit_designs(measured),
+        ll144_planning=ll144_planning, ll144_sizes=ll144_sizes,
         parameters={"lippens_sizes": lippens_sizes, "forecast_sizes": forecast_sizes, "ks": ks, **control})
     values, phrases = _values_and_phrases(findings, lip, rc_runs, bb_answers, jd_resumes)
     values.update(recinq_n_models=int(names["model"].nunique()), recinq_n_jobs=int(names["job"].nunique()),
                   bloomberg_n_cells=int(bb.groupby(["model", "job"]).ngroups),
                   jderbysh_n_cells=int(jd.groupby(["model", "job"]).ngroups))
     values.update(ll144_rate=float(ll144_rate), ll144_false_flag=float(ll144_false_flag),
-                  ll144_ratio=float(ll144_ratio), ll144_search_max=LL144_SEARCH_MAX)
-    for key, n in ll144_needed.items():
-        phrases[f"ll144_{key}"] = f"{n:,}" if n is not None else f"more than {LL144_SEARCH_MAX:,}"
+                  ll144_ratio=float(ll144_ratio), ll144_search_max=int(ll144_search_max))
+    view = ll144_size_view(ll144_sizes, false_flag=ll144_false_flag, ratio=ll144_ratio)
+    for (_, row), (_, shown) in zip(ll144_sizes.iterrows(), view.iterrows()):
+        tag = f"r{round(100 * row['selection rate']):g}_c{row['group ratio']:g}".replace(".", "_")
+        phrases[f"ll144_false_flag_n_{tag}"] = shown.iloc[2]
+        phrases[f"ll144_detect_n_{tag}"] = shown.iloc[3]
+    phrases["ll144_false_flag_n"] = view.iloc[quoted.index[0], 2]
+    phrases["ll144_detect_n"] = view.iloc[quoted.index[0], 3]
+    hardest = ll144_sizes.sort_values(["selection rate", "group ratio"], ascending=[True, True]).iloc[0]
+    phrases["ll144_low_rate"] = f"{hardest['selection rate']:.0%}"
+    phrases["ll144_low_rate_false_flag_n"] = view.iloc[hardest.name, 2]
+    phrases["ll144_low_rate_detect_n"] = view.iloc[hardest.name, 3]
     findings.values.update(values)
     findings.phrases.update(phrases)
     return findings
@@ -685,47 +856,95 @@ def _values_and_phrases(f: AuditSizeFindings, lip: pd.DataFrame, rc_runs: int, b
     v["recinq_reliability_5_runs"] = (float(reliability.spearman_brown(v["recinq_gap_reliability"],
                                                                          5 / int(five["size"].max())))
                                       if 0 <= v["recinq_gap_reliability"] <= 1 else float("nan"))
-    # planning: the design that first reaches 0.8 under each data set's per-unit reliability
-    plan = f.planning
-    for column in plan.columns[4:]:
-        tag = column.split(" ")[0].lower().replace("-", "")
-        reach = plan[plan[column] >= 0.8]
-        p[f"planning_first_08_{tag}"] = (
-            design_words(*(int(reach.iloc[0][c]) for c in ("names per group", "jobs", "runs"))) if len(reach)
-            else f"none of the {len(plan)} designs of the table")
+    # planning: what allocbias audit needs for 0.8 under each measured reliability, and the shipped values
+    for _, m in f.measured.iterrows():
+        tag = str(m["key"]).replace("-", "_")
+        ok = np.isfinite(m["reliability"]) and 0 < m["reliability"] < 1
+        units = planning.units_needed(m["reliability"], m["size per half"], 0.8) if ok else None
+        p[f"audit_08_{tag}"] = audit_phrase(units)
+        if units:
+            v[f"units_08_{tag}"] = int(units)
+    shipped = _shipped_or_none()
+    same = shipped is not None and all(
+        (shipped["n_splits"] == f.parameters["n_splits"]) & (shipped["seed"] == f.parameters["seed"]))
+    if same:
+        mine = f.measured.set_index("key")
+        diff = float(np.nanmax(np.abs(mine["reliability"] - shipped.loc[mine.index, "reliability"])))
+        same = same and bool((mine["size per half"] == shipped.loc[mine.index, "size per half"]).all())
+    if same:
+        v["shipped_reliability_max_diff"] = diff
+    p["shipped_phrase"] = shipped_phrase(diff if same else float("nan"))
     return v, p
+
+
+def _shipped_or_none() -> pd.DataFrame | None:
+    try:
+        return planning.measured_reliability()
+    except (ValueError, FileNotFoundError):
+        return None
 
 
 # --------------------------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------------------------
+def _guides(ax: Any) -> None:
+    """The 0.5 and 0.8 reliability lines, labelled with their words at the left edge."""
+    for guide, word in ((0.5, "0.5: moderately reliable"), (0.8, "0.8: reliable")):
+        ax.axhline(guide, color="0.35", lw=0.9, ls=":")
+        ax.annotate(word, (0.01, guide), xycoords=("axes fraction", "data"), xytext=(0, 2),
+                    textcoords="offset points", fontsize=9, color="0.25", va="bottom")
+    ax.axhline(0, color="0.6", lw=0.6)
+
+
+def _drawn_out(ax: Any, size: float, rho: float, colour: str, marker: str, label: str, *, above: bool = False
+               ) -> float | None:
+    """The Spearman--Brown curve through a reliability ``rho`` measured on ``size`` units, drawn from ``size`` out
+    to 1.4 times the size it needs for 0.8, with that size marked; returns the size (None for ``rho`` not in
+    (0, 1))."""
+    if not (np.isfinite(rho) and 0 < rho < 1):
+        return None
+    need = float(planning.units_needed(rho, size, 0.8))
+    grid = np.geomspace(size, max(1.4 * need, 2 * size), 80)
+    ax.plot(grid, reliability.spearman_brown(rho, grid / size), color=colour, ls="--", lw=1.3, label=label)
+    ax.plot([need], [0.8], marker=marker, mfc="white", color=colour, ms=8, ls="none")
+    ax.annotate(f"{need:,.0f}", (need, 0.8), xytext=(-4, 7) if above else (0, -15), textcoords="offset points",
+                ha="right" if above else "center", fontsize=9, color=colour)
+    return need
+
+
 def figure_curves(findings: AuditSizeFindings) -> Any:
-    """The Lippens reliability curves: the gap's split-half reliability (mean and 95% range over splits) against
-    vacancies per job type in each half, one panel per level, k = 1 and 2 told apart by colour and marker, the
-    Spearman--Brown prediction from the smallest size dashed, and the 0.5 and 0.8 guides. Returns the Figure."""
+    """The Lippens reliability curves drawn out to the sizes they recommend: the gap's split-half reliability
+    (mean and 95% range over splits) against vacancies per job type in each half (log scale), one panel per level,
+    k = 1 and 2 told apart by colour and marker, the Spearman--Brown curve through the largest size measured
+    carried on (dashed) to the size it needs for 0.8 (open marker, its size written below), and the 0.5 and 0.8
+    lines labelled. Returns the Figure."""
     import matplotlib.pyplot as plt
 
     from ..plotting import label_axes
 
     curves = findings.lippens_curves
-    require_columns(curves, ["level", "k", "size", "reliability", "lo", "hi", "predicted"], "findings.lippens_curves")
+    require_columns(curves, ["level", "k", "size", "reliability", "lo", "hi"], "findings.lippens_curves")
     levels = list(dict.fromkeys(curves["level"]))
-    fig, axes = plt.subplots(1, len(levels), figsize=(3.5 * len(levels), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(levels), figsize=(3.7 * len(levels), 4.0), sharey=True, squeeze=False)
     styles = {1: ("tab:blue", "o"), 2: ("tab:orange", "s"), 3: ("tab:green", "^")}
     for ax, level in zip(axes[0], levels):
         for k, part in curves[curves["level"] == level].groupby("k"):
             colour, marker = styles.get(int(k), ("tab:grey", "D"))
             ax.errorbar(part["size"], part["reliability"], yerr=[part["reliability"] - part["lo"],
                                                                  part["hi"] - part["reliability"]],
-                        color=colour, marker=marker, ms=5, capsize=3, label=f"k = {k}, measured")
-            ax.plot(part["size"], part["predicted"], color=colour, ls="--", lw=1.2, label=f"k = {k}, Spearman–Brown")
-        for guide in (0.5, 0.8):
-            ax.axhline(guide, color="0.4", lw=0.8, ls=":")
-        ax.axhline(0, color="0.6", lw=0.6)
-        label_axes(ax, title=level, x="vacancies per job type in each half", y="split-half reliability of ΔDP")
-    axes[0, 0].legend(loc="upper left")
+                        color=colour, marker=marker, ms=5, capsize=3, ls="none", label=f"k = {k}, measured")
+            last = part.iloc[-1]
+            _drawn_out(ax, float(last["size"]), float(last["reliability"]), colour, marker,
+                       f"k = {k}, Spearman–Brown", above=int(k) != 1)
+        _guides(ax)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.45, 1.05)
+        label_axes(ax, title=level, x="", y="split-half reliability of ΔDP")
+    fig.supxlabel("vacancies per job type (log scale; open marker: the size for 0.8, written beside it)", y=0.1)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0), frameon=False)
     fig.suptitle("How reliable the Lippens selection-rate gap is, by the vacancies it rests on")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
 
 
@@ -765,8 +984,9 @@ def figure_forecast(findings: AuditSizeFindings, *, k: int = 1) -> Any:
 
 def figure_units(findings: AuditSizeFindings) -> Any:
     """re-cinq, jderbysh and Bloomberg: the gap's measured split-half reliability against units per cell in each half
-    (runs, résumés, answers; log scale), with the Spearman--Brown curve from the smallest size carried to ten times
-    the largest, and the 0.5 and 0.8 guides. Returns the Figure."""
+    (runs, résumés, answers; log scale), with the Spearman--Brown curve through the largest size measured carried
+    on to the size it needs for 0.8 (open marker, its size written below), and the 0.5 and 0.8 lines labelled.
+    Returns the Figure."""
     import matplotlib.pyplot as plt
 
     from ..plotting import label_axes
@@ -774,24 +994,27 @@ def figure_units(findings: AuditSizeFindings) -> Any:
     units = findings.units
     require_columns(units, ["data set", "unit", "size", "reliability", "lo", "hi"], "findings.units")
     sets = list(dict.fromkeys(units["data set"]))
-    fig, axes = plt.subplots(1, len(sets), figsize=(3.5 * len(sets), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.7 * len(sets), 4.0), sharey=True, squeeze=False)
     for ax, dataset in zip(axes[0], sets):
         part = units[units["data set"] == dataset]
         ax.errorbar(part["size"], part["reliability"], yerr=[part["reliability"] - part["lo"],
                                                              part["hi"] - part["reliability"]],
                     fmt="o", color="tab:blue", capsize=3, label="measured")
-        base, first = float(part["reliability"].iloc[0]), float(part["size"].iloc[0])
-        if base > 0:
-            grid = np.geomspace(first, 10 * float(part["size"].max()), 60)
-            ax.plot(grid, reliability.spearman_brown(min(base, 1.0), grid / first), color="tab:blue", ls="--",
-                    label="Spearman–Brown")
-        for guide in (0.5, 0.8):
-            ax.axhline(guide, color="0.4", lw=0.8, ls=":")
-        ax.axhline(0, color="0.6", lw=0.6)
+        last = part.iloc[-1]
+        need = _drawn_out(ax, float(last["size"]), float(last["reliability"]), "tab:blue", "o", "Spearman–Brown")
+        if need is None:
+            ax.annotate("not positive at the largest size:\nno size for 0.8", (0.5, 0.25), xycoords=("axes fraction",
+                        "data"), ha="center", va="center", fontsize=9, color="0.25")
+        _guides(ax)
         ax.set_xscale("log")
-        ax.set_xticks(part["size"].to_numpy(), [str(int(x)) for x in part["size"]])
+        ticks = [*part["size"].astype(int), *([round(need)] if need else [])]
+        ax.set_xticks(ticks, [f"{t:,}" for t in ticks], rotation=45 if len(ticks) > 4 else 0)
         ax.minorticks_off()
-        label_axes(ax, title=dataset, x=f"{part['unit'].iloc[0]} in each half", y="split-half reliability of ΔDP")
-    axes[0, 0].legend(loc="upper left")
-    fig.tight_layout()
+        ax.set_ylim(-0.6, 1.05)
+        label_axes(ax, title=dataset, x=f"{part['unit'].iloc[0]} (log scale)", y="split-half reliability of ΔDP")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0), frameon=False)
+    fig.suptitle("Runs, answers and résumés: the measured reliability drawn out to the size for 0.8\n"
+                 "(open marker: the size for 0.8)")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig

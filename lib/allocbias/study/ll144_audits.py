@@ -51,7 +51,11 @@ __all__ = [
     "per_audit_bounds",
     "read_audits",
     "read_paper",
+    "power_of_ten",
     "share_words",
+    "smallest_groups",
+    "spread_phrase",
+    "tie_phrase",
     "table_view",
 ]
 
@@ -71,6 +75,9 @@ POOL = 8
 SIM_CUT = 50.0
 #: Metrics of the lower-rate group kept from each simulated table.
 SIM_METRICS = ["di_threshold", "di_median", "di_avg", "auc_di", "p_fair"]
+#: A published rate is rounded to two decimals at most: a comparator rate that differs from it by more than this
+#: (half a unit of the second decimal, and a hair) is another rate, not a rounding.
+ROUNDING = 0.0051
 #: Rows of the table of the audits' smallest groups.
 SMALLEST_ROWS = 10
 #: Why a row of the recomputed tables has no false-flag rate or detectable ratio (``table_characteristics``).
@@ -204,6 +211,73 @@ def share_words(k: int, n: int) -> str:
     return "most" if 2 * k > n else "half" if 2 * k == n else "a minority"
 
 
+def power_of_ten(x: float) -> str:
+    """A small positive number as one digit times a power of ten, in words a reader of prose can read.
+
+    >>> power_of_ten(4.18e-21), power_of_ten(2.7e-7), power_of_ten(0.043), power_of_ten(0.0)
+    ('4 × 10⁻²¹', '3 × 10⁻⁷', '0.04', '0')
+    """
+    if not np.isfinite(x) or x < 0:
+        raise ValueError(f"x must be a number >= 0, got {x!r}")
+    if x == 0:
+        return "0"
+    if x >= 0.001:
+        return f"{x:.1g}"
+    mantissa, exponent = f"{x:.0e}".split("e")
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return f"{mantissa} × 10{str(int(exponent)).translate(sup)}"
+
+
+def spread_phrase(rates: pd.Series, *, low: float = 0.01, high: float = 0.05) -> str:
+    """How the false-flag rates of many groups spread, in words: the quartiles (one digit: the middle of a
+    distribution this skewed moves by orders of magnitude between neighbouring groups) and the shares below
+    ``low`` and at or above ``high``.
+
+    >>> spread_phrase(pd.Series([1e-30, 1e-20, 1e-10, 0.002, 0.3]))
+    'a quarter of the groups have a false-flag rate below 1 × 10⁻²⁰, half below 1 × 10⁻¹⁰ and three quarters below 0.002; 80% are below 1% and 20% at or above 5%'
+    """
+    r = pd.to_numeric(rates, errors="coerce").dropna()
+    if r.empty:
+        raise ValueError("rates must hold at least one false-flag rate")
+    q1, q2, q3 = (float(r.quantile(q)) for q in (0.25, 0.5, 0.75))
+    return (f"a quarter of the groups have a false-flag rate below {power_of_ten(q1)}, half below "
+            f"{power_of_ten(q2)} and three quarters below {power_of_ten(q3)}; {(r < low).mean():.0%} are below "
+            f"{low:.0%} and {(r >= high).mean():.0%} at or above {high:.0%}")
+
+
+def tie_phrase(n_tied: int, applicants: int) -> str:
+    """How the smallest group of all was chosen, in words, when ``n_tied`` compared groups have as few
+    ``applicants`` (:func:`smallest_groups`' rule).
+
+    >>> tie_phrase(1, 3)
+    'no other compared group has as few as 3 applicants'
+    >>> tie_phrase(2, 3)
+    'one of 2 compared groups with 3 applicants: of equally small groups, the one a fair process flags most often is shown, here and in each audit’s row below'
+    """
+    if n_tied < 1:
+        raise ValueError(f"n_tied must be at least 1, got {n_tied!r}")
+    if n_tied == 1:
+        return f"no other compared group has as few as {applicants:,} applicants"
+    return (f"one of {n_tied} compared groups with {applicants:,} applicants: of equally small groups, the one a "
+            "fair process flags most often is shown, here and in each audit’s row below")
+
+
+def smallest_groups(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Each audit's smallest compared group: the one with fewest applicants; of groups with equally few, the one a
+    fair process flags most often (the highest false-flag rate), then the first in the table. Sorted the same way
+    over the audits (fewest applicants first), so the first row is the smallest group of all.
+
+    >>> t = pd.DataFrame({"audit_id": [1, 1, 2], "applicants": [5, 5, 9], "false_flag_rate": [0.1, 0.3, 0.2]})
+    >>> smallest_groups(t).index.tolist()
+    [1, 2]
+    """
+    checks.require_columns(sizes, ["audit_id", "applicants", "false_flag_rate"], "sizes", nonempty=True)
+    order = ["applicants", "false_flag_rate"]
+    ranked = sizes.sort_values(["audit_id", *order], ascending=[True, True, False], kind="stable")
+    first = ranked.groupby("audit_id", sort=False).head(1)
+    return first.sort_values([*order, "audit_id"], ascending=[True, False, True], kind="stable")
+
+
 def audit_sizes(audits: pd.DataFrame, *, bound: float = ll144.FOUR_FIFTHS,
                 exclude_below: float | None = ll144.EXCLUDE_BELOW,
                 power: float = ll144.POWER) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -214,8 +288,15 @@ def audit_sizes(audits: pd.DataFrame, *, bound: float = ll144.FOUR_FIFTHS,
     where the number selected was rebuilt from a rounded rate, the rate is the published one and there is no
     p-value), and the rows left out with the reason.
 
+    The comparator is the recomputed table's (its highest rate among the included groups; a group whose rate equals
+    it exactly, as fractions of the counts, is a comparator too and is not compared; of tied comparators, the one
+    with most applicants is the others') and its rate is the one its counts give, ``comparator_rate``. Where the
+    counts were rebuilt from a published rate, that is the published rate; ``comparator_published_rate`` shows the
+    published one (the column ``result``; NaN where ``audits`` has none) beside it.
+
     Returns ``(groups, left_out)``: ``groups`` one row per compared group (``counts`` says ``"whole"`` or
-    ``"rate only"``), ``left_out`` the number of rows per reason (the published rows without both counts first).
+    ``"rate only"``; ``comparator_ties``: the other groups tied with the comparator, left out), ``left_out`` the number
+    of rows per reason (the published rows without both counts first).
     """
     checks.require_columns(audits, [*TABLE, *GROUPS, *COUNTS.values()], "audits", nonempty=True)
     counts = ll144.published_audit_counts(audits)
@@ -223,10 +304,20 @@ def audit_sizes(audits: pd.DataFrame, *, bound: float = ll144.FOUR_FIFTHS,
                                       exclude_below=exclude_below)
     ch = ll144.table_characteristics(tables, by=TABLE, rates=True, bound=bound, power=power)
     full = tables.join(ch)
-    groups = full[full["status"].isin(["compared", "rate only"])].copy()
+    # the published rate of each table's comparator (the tied comparator with most applicants, as
+    # table_characteristics takes it), beside the rate its counts give
+    published = (counts if "result" in counts.columns else counts.assign(result=np.nan))[
+        [*TABLE, *GROUPS, "result"]].drop_duplicates([*TABLE, *GROUPS])
+    full = full.merge(published, on=[*TABLE, *GROUPS], how="left", validate="many_to_one").set_index(full.index)
+    comparators = (full[full["status"] == "comparator"].sort_values("applicants", ascending=False, kind="stable")
+                   .drop_duplicates(TABLE)[[*TABLE, "result"]].rename(columns={"result": "comparator_published_rate"}))
+    ties = (full[full["status"] == "comparator"].groupby(TABLE).size() - 1).rename("comparator_ties").reset_index()
+    groups = (full[full["status"].isin(["compared", "rate only"])].merge(comparators, on=TABLE, how="left")
+              .merge(ties, on=TABLE, how="left"))
     groups["counts"] = np.where(groups["status"] == "compared", "whole", "rate only")
-    groups = groups[[*TABLE, "group", "applicants", "comparator_applicants", "comparator_rate", "impact_ratio",
-                     "four_fifths", "false_flag_rate", "detectable_ratio", "p_value", "counts"]]
+    groups = groups[[*TABLE, "group", "applicants", "comparator_applicants", "comparator_rate",
+                     "comparator_published_rate", "comparator_ties", "impact_ratio", "four_fifths", "false_flag_rate",
+                     "detectable_ratio", "p_value", "counts"]]
     status = full["status"].value_counts()
     left_out = pd.DataFrame(
         [{"reason": "published without both counts (rates or ratios only)", "rows": len(audits) - len(counts)}]
@@ -485,12 +576,15 @@ def ll144_audits_findings(
     # were the audits large enough? the four-fifths rule's error rates at the published counts
     sizes, size_left_out = audit_sizes(audits, bound=bound, exclude_below=exclude_below)
     sizes = sizes.merge(per_audit[["audit_id", "deploying_entity", "tool_id", "year_of_audit_result"]], on="audit_id")
-    smallest = sizes.loc[sizes.groupby("audit_id")["applicants"].idxmin()].sort_values(["applicants", "audit_id"])
+    smallest = smallest_groups(sizes)
     detect = smallest["detectable_ratio"] >= size_ratio  # NaN (nothing is flagged 80% of the time): cannot
     flagged = sizes[sizes["four_fifths"]]
     often = flagged["false_flag_rate"] >= size_false_flag
     left = size_left_out.set_index("reason")["rows"]
     tiniest = smallest.iloc[0]
+    diff = (sizes["comparator_rate"] - sizes["comparator_published_rate"]).abs()
+    rebuilt_diff, whole_diff = diff[sizes["counts"] == "rate only"].dropna(), diff[sizes["counts"] == "whole"].dropna()
+    tied_comparators = int(sizes.drop_duplicates(TABLE)["comparator_ties"].sum())
     scalars.update(
         size_ratio=float(size_ratio), size_false_flag=float(size_false_flag),
         size_groups_n=len(sizes), size_audits_n=int(sizes["audit_id"].nunique()),
@@ -501,7 +595,17 @@ def ll144_audits_findings(
         size_detect_n=int(detect.sum()), size_detect_den=len(smallest),
         size_flagged_n=len(flagged), size_flagged_often_n=int(often.sum()),
         size_ffr_median=float(sizes["false_flag_rate"].median()),
+        size_ffr_q1=float(sizes["false_flag_rate"].quantile(0.25)),
+        size_ffr_q3=float(sizes["false_flag_rate"].quantile(0.75)),
         size_ffr_below_1pct_share=float((sizes["false_flag_rate"] < 0.01).mean()),
+        size_smallest_tied_n=int((sizes["applicants"] == tiniest["applicants"]).sum()),
+        size_audits_smallest_tied_n=int(sizes.groupby("audit_id")["applicants"].apply(
+            lambda a: int((a == a.min()).sum()) > 1).sum()),
+        size_tied_comparators_n=int(tied_comparators),
+        size_comparator_rebuilt_max_diff=float(rebuilt_diff.max()) if len(rebuilt_diff) else 0.0,
+        size_comparator_whole_differs_n=int((whole_diff > ROUNDING).sum()),
+        size_comparator_whole_differs_tables_n=int(
+            sizes.loc[whole_diff.index[whole_diff > ROUNDING], TABLE].drop_duplicates().shape[0]),
         size_dr_median=float(sizes["detectable_ratio"].median()),
         size_smallest_median=float(smallest["applicants"].median()),
         size_smallest_detect_median=float(smallest["detectable_ratio"].median()),
@@ -511,7 +615,10 @@ def ll144_audits_findings(
         "size_flagged_often_words": share_words(int(often.sum()), len(flagged)) if len(flagged) else "none",
         "size_smallest_reading": ll144.four_fifths_reading(tiniest["applicants"], tiniest["comparator_applicants"],
                                                            tiniest["false_flag_rate"], tiniest["detectable_ratio"]),
-        "size_smallest_audit": audit_label(tiniest.to_frame().T)}
+        "size_smallest_audit": audit_label(tiniest.to_frame().T),
+        "size_ffr_spread": spread_phrase(sizes["false_flag_rate"]),
+        "size_smallest_tie": tie_phrase(int((sizes["applicants"] == tiniest["applicants"]).sum()),
+                                        int(tiniest["applicants"]))}
     smallest_view = pd.DataFrame({
         "audit": [audit_label(r.to_frame().T) for _, r in smallest.iterrows()],
         "category": smallest["protected_char_group"], "group": smallest["group"],

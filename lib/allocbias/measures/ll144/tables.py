@@ -11,6 +11,7 @@ and spaces) is done once here (:func:`_clean_labels`) for every entry point.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -248,15 +249,45 @@ def _analyses(cell: pd.DataFrame, group: list[str], total: Any, margins: bool,
     return out
 
 
+def _exact(value: Any) -> Fraction | None:
+    """A count as an exact fraction: the decimal number it is written as (the shortest decimal that reads back as
+    the same float, ``repr``), so ``5133.66`` is 513366/100 and not the binary float nearest to it; ``None`` for a
+    missing count."""
+    x = float(value)
+    if not np.isfinite(x):
+        return None
+    return Fraction(int(x)) if x.is_integer() else Fraction(repr(x))
+
+
+def _exact_sums(rows: pd.DataFrame, keys: list[str], columns: list[str], index: pd.MultiIndex | pd.Index
+                ) -> dict[str, list[Fraction | None]]:
+    """The sums of ``columns`` per group of ``keys`` as exact fractions, in the order of ``index`` (the float
+    group-by's). Whole counts (every count a whole number below 2**53) are summed exactly by the float sum
+    itself; other counts are read as the decimals they are written as and summed as fractions."""
+    out: dict[str, list[Fraction | None]] = {}
+    for col in columns:
+        v = rows[col].to_numpy(dtype=float)
+        finite = v[np.isfinite(v)]
+        if np.all(finite == np.floor(finite)) and (np.abs(finite) < 2**53).all():
+            sums = rows.groupby(keys, sort=True, dropna=False)[col].sum(min_count=1)
+        else:
+            sums = rows.groupby(keys, sort=True, dropna=False)[col].agg(
+                lambda s: None if s.isna().all() else sum((_exact(x) for x in s.dropna()), Fraction(0)))
+        out[col] = [None if x is None or (isinstance(x, float) and not np.isfinite(x)) else
+                    x if isinstance(x, Fraction) else Fraction(int(x)) for x in sums.reindex(index).tolist()]
+    return out
+
+
 def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants: str, selected: str,
                unknown: set, total: Any, exclude_below: float | None, bound: float, where: str,
                exclude_base: str = "known") -> pd.DataFrame:
     """The audit table of one analysis (rows already validated)."""
     labels = rows[cols].astype(object)
     is_unknown = labels.isin(unknown).any(axis=1).to_numpy()
-    agg = (rows.assign(_unknown=is_unknown)
-           .groupby([*cols, "_unknown"], sort=True, dropna=False)[[applicants, selected]]
-           .sum(min_count=1).reset_index())
+    keyed = rows.assign(_unknown=is_unknown)
+    grouped = keyed.groupby([*cols, "_unknown"], sort=True, dropna=False)[[applicants, selected]].sum(min_count=1)
+    exact = _exact_sums(keyed, [*cols, "_unknown"], [applicants, selected], grouped.index)
+    agg = grouped.reset_index().assign(_exact_a=exact[applicants], _exact_s=exact[selected])
     agg = agg.sort_values("_unknown", kind="stable").reset_index(drop=True)
     known = ~agg["_unknown"].to_numpy()
     a = agg[applicants].to_numpy(dtype=float)
@@ -291,16 +322,23 @@ def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants
         raise ValueError(f"every group of column(s) {cols} in {category!r}{where} is excluded (below "
                          f"exclude_below={cut:g} of the applicants, or without applicants): {detail}; "
                          "nothing is left to compare")
-    top = np.nanmax(rate[included])
-    comparator = included & (rate == top)
+    # ties and flags are decided on the exact counts (fractions of whole numbers), never on floating-point rates
+    # that two equal fractions can round differently: a group tied with the top rate is a comparator, and a
+    # ratio of exactly the bound is not flagged
+    ea, es = agg["_exact_a"].tolist(), agg["_exact_s"].tolist()
+    exact_rate = [es[k] / ea[k] if included[k] else None for k in range(len(agg))]
+    top_exact = max(r for r in exact_rate if r is not None)
+    top = float(top_exact)
+    comparator = np.array([r is not None and r == top_exact for r in exact_rate], dtype=bool)
     notes = np.array([""] * len(agg), dtype=object)
     of = "of all applicants, unknowns included" if exclude_base == "all" else "of the applicants of known category"
     notes[excluded & (a > 0)] = [f"excluded: {base[k]:.2%} {of}, below {cut:.0%}" for k in
                                  np.flatnonzero(excluded & (a > 0))]
     notes[known & (a <= 0)] = "no applicants: rate undefined"
     notes[~known] = "unknown category: counted, not compared"
-    if top > 0:
-        ratio = np.where(known & (a > 0), rate / top, np.nan)
+    if top_exact > 0:
+        exact_ratio = [es[k] / ea[k] / top_exact if known[k] and a[k] > 0 else None for k in range(len(agg))]
+        ratio = np.array([float(r) if r is not None else np.nan for r in exact_ratio])
         notes[comparator] = "comparator (highest rate)"
     else:
         ratio = np.full(len(agg), np.nan)
@@ -320,7 +358,12 @@ def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants
     out["unknown"] = ~known
     out["comparator"] = comparator
     out["impact_ratio"] = ratio
-    out["four_fifths"] = included & (ratio < bound)
+    if top_exact > 0:
+        b = Fraction(bound).limit_denominator(10**6)
+        flagged = np.array([r is not None and r < b for r in exact_ratio], dtype=bool)
+    else:
+        flagged = np.zeros(len(agg), dtype=bool)
+    out["four_fifths"] = included & flagged
     out["note"] = notes
     return out
 
