@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from allocbias.scoring import store as store_module
 from allocbias.store import (
     ScoreStore,
     _valid_prefix_length,
@@ -186,7 +187,10 @@ def test_any_cut_point_keeps_exactly_the_complete_rows(tmp_path_factory, texts, 
         }
     )
     store = ScoreStore(root, **KEY)
-    store.append(rows)
+    written, real = [], store_module._atomic_write_text
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_module, "_atomic_write_text", lambda path, text: (written.append(text), real(path, text)))
+        store.append(rows)
     full = store.scores_path.read_bytes()
     header_len = len(rows.head(0).to_csv(index=False, lineterminator="\n").encode())
     ends = header_len + np.cumsum(
@@ -195,11 +199,10 @@ def test_any_cut_point_keeps_exactly_the_complete_rows(tmp_path_factory, texts, 
     assert ends[-1] == len(full)
     at = int(round(cut * len(full)))
     store.scores_path.write_bytes(full[:at])
-    # a kill during the append leaves the provenance as it was before it: the digest of the (empty) table, which
-    # the append records again only after its rows are on disk
-    prov = json.loads(store.provenance_path.read_text())
-    prov.update(content_sha256=hashlib.sha256(b"").hexdigest(), content_bytes=0)
-    store.provenance_path.write_text(json.dumps(prov))
+    # a kill during the append leaves the provenance as the append wrote it before its rows: the digest of the
+    # (empty) table, which the append seals again only after its rows are on disk, and the rows it announced
+    store.provenance_path.write_text(written[-2])
+    assert json.loads(written[-2])["content_bytes"] == 0 and json.loads(written[-2])["pending"]["after_bytes"] == 0
     kept = int(np.sum(ends <= at)) if at >= header_len else 0
     table = ScoreStore(root, **KEY).read()
     assert table["prompt_id"].tolist() == rows["prompt_id"].tolist()[:kept]

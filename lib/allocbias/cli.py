@@ -304,22 +304,32 @@ def _book(argv: list[str]) -> int:
 
 
 def _store(argv: list[str]) -> int:
-    """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)."""
-    from .scoring.store import check_tables
+    """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)
+    and ``allocbias store repair FOLDER ...`` (:func:`allocbias.scoring.store.repair_tables`)."""
+    from .scoring.store import check_tables, repair_tables
 
     parser = argparse.ArgumentParser(
         prog="allocbias store", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="check ROOT: read every score table under ROOT with all the reader's checks; record-digests "
                     "ROOT: the same, and record the content digest of tables written before digests existed "
-                    "(scores.csv is never touched).\n\nEvery table is checked, a bad one does not stop the others: "
+                    "(scores.csv is never touched); repair FOLDER ...: keep the rows of each table folder that its "
+                    "digests vouch for and remove the others (rows edited or added by hand), which the next "
+                    "scoring run scores again.\n\nEvery table is checked, a bad one does not stop the others: "
                     "each is named with its reason on one line, and the exit status is 1 when any table is bad (0 "
                     "when all are good, 2 for a bad command line).")
-    parser.add_argument("command", choices=["record-digests", "check"])
-    parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
+    parser.add_argument("command", choices=["record-digests", "check", "repair"])
+    parser.add_argument("root", type=Path, nargs="+", metavar="ROOT",
+                        help="folder of score tables, e.g. data/scores (repair: one or more table folders)")
     parser.add_argument("--traceback", action="store_true", help="show the Python traceback of each failure")
     args = parser.parse_args(argv)
-    if not args.root.is_dir():
-        parser.error(f"scores root {args.root} is not a folder")
+    for folder in args.root:
+        if not folder.is_dir():
+            parser.error(f"{'table folder' if args.command == 'repair' else 'scores root'} {folder} is not a folder")
+    if args.command == "repair":
+        return repair_tables(args.root)
+    if len(args.root) > 1:
+        parser.error(f"{args.command} takes one scores root")
+    args.root = args.root[0]
     return check_tables(args.root, record_digests=args.command == "record-digests", show_traceback=args.traceback)
 
 
