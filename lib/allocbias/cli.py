@@ -109,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--rescore", action="store_true",
                        help="study systems: score again into DIR instead of reading the committed tables")
     audit.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                       help=f"served models: seconds one request may take before it is retried (twice) and the "
-                            f"audit stops (default {DEFAULT_TIMEOUT_S:g})")
+                       help=f"served models: seconds one request may take in all, its retries (at most two, "
+                            f"on quick failures) included; a server that does not answer within it stops the audit "
+                            f"(the rows scored so far are kept). Default {DEFAULT_TIMEOUT_S:g}")
     audit.add_argument("--no-report", action="store_true",
                        help="score and write the tables, skip the report (a previous report is removed)")
     audit.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
@@ -338,17 +339,25 @@ def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .audit import run_audit
+    from .audit import interrupted_words, interruptible, run_audit
     from .scoring.serving import redact_command
 
     start = time.perf_counter()
-    result = run_audit(
-        args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
-        jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
-        device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds, orderings=args.orderings,
-        n_boot=args.n_boot, engine_batch_size=args.engine_batch_size, prefill=args.prefill, timeout=args.timeout,
-        rescore=args.rescore, report=not args.no_report, command=redact_command(["allocbias", *argv]),
-    )
+    try:
+        with interruptible():  # one Ctrl-C is enough, also while a package is imported
+            result = run_audit(
+                args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
+                jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
+                device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds,
+                orderings=args.orderings, n_boot=args.n_boot, engine_batch_size=args.engine_batch_size,
+                prefill=args.prefill, timeout=args.timeout, rescore=args.rescore, report=not args.no_report,
+                command=redact_command(["allocbias", *argv]),
+            )
+    except KeyboardInterrupt as exc:  # the audit's own line: what was kept and how to go on
+        if args.traceback:
+            raise
+        print(f"allocbias audit: interrupted; {interrupted_words(exc, args.out)}", file=sys.stderr)
+        return 130
     scored = ", ".join(f"{part} {n} new" for part, n in result.scored_rows.items())
     print(f"audit of {result.system}: {scored}; {time.perf_counter() - start:.1f} s in all")
     print(f"tables: {result.out / 'tables'}")

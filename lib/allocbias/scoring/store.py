@@ -116,6 +116,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..outputs import OutputError
+
 __all__ = [
     "MissingRowsError",
     "RowCheckError",
@@ -312,11 +314,17 @@ def _hardware() -> dict[str, Any]:
 
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")  # one writer per table: a fixed name leaves no litter
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk above all: the earlier file stays, the message names this one
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OutputError(exc.errno, f"could not write {path}: {exc.strerror or exc}; the earlier file is kept "
+                                     "unchanged") from exc
     _fsync_dir(path.parent)
 
 
@@ -994,9 +1002,13 @@ class ScoreStore:
                 os.ftruncate(fd, valid)
             os.lseek(fd, valid, os.SEEK_SET)
             written = 0
-            while written < len(payload):
-                written += os.write(fd, payload[written:])
-            os.fsync(fd)
+            try:
+                while written < len(payload):
+                    written += os.write(fd, payload[written:])
+                os.fsync(fd)
+            except OSError as exc:  # a full disk: the rows stored before stay; a torn last record is never read
+                raise OutputError(exc.errno, f"could not write {self.scores_path}: {exc.strerror or exc}; the "
+                                             f"{0 if stored is None else len(stored)} row(s) stored before are kept") from exc
         self._provenance["content_sha256"] = hashlib.sha256(content).hexdigest()
         self._provenance["content_bytes"] = len(content)
         self._provenance["record_sha256"] = records
