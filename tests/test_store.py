@@ -532,3 +532,28 @@ def test_the_committed_tables_carry_a_digest_for_every_record():
     prov = json.loads(small.read_text())
     assert store_module._record_digests(prov["address"], (small.parent / "scores.csv").read_bytes()) == \
         prov["record_sha256"]
+
+
+def test_a_full_disk_during_an_append_names_the_file_and_keeps_the_stored_rows(tmp_path, monkeypatch):
+    import errno
+
+    store = ScoreStore(tmp_path, **KEY)
+    store.append(_labelled(["a", "b"], [0.2, 0.4]))
+
+    class Disk:  # os as the store sees it, on a disk that fills up after a few bytes
+        def __getattr__(self, attr):
+            return getattr(os, attr)
+
+        @staticmethod
+        def write(fd, data):
+            os.write(fd, data[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module, "os", Disk())
+    with pytest.raises(OSError, match=r"could not write \S*scores\.csv: No space left on device; the 2 row\(s\) "
+                                      r"stored before are kept"):
+        store.append(_labelled(["c", "d"], [0.6, 0.8]))
+    monkeypatch.undo()
+    assert ScoreStore(tmp_path, **KEY).read()["prompt_id"].tolist() == ["a", "b"]  # the torn bytes are never read
+    store.append(_labelled(["c", "d"], [0.6, 0.8]))
+    assert ScoreStore(tmp_path, **KEY).read()["prompt_id"].tolist() == list("abcd")
