@@ -566,7 +566,8 @@ def _finish(out: Path, system: System, result: AuditResult, candidates: pd.DataF
     """Write the tables and the report into ``out``: whole or not at all. A report that cannot be finished (a full
     disk, a failing cell, Ctrl-C) leaves none of its files (but ``report.failed.ipynb``, which the message names), and
     the message says what was kept."""
-    kept = f"the scores are kept in {out / 'scores'}"
+    kept = (f"the scores are kept in {out / 'scores'}" if (out / "scores").is_dir() else
+            f"the scores are those of the committed tables in {catalog.scores_dir()}")
     try:
         result.tables = _write_tables(out, system, result.tables, candidates, pools, attempts)
         kept += f" and the tables in {out / 'tables'}"
