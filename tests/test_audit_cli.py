@@ -97,13 +97,14 @@ class StubServer:
     ``shift``: another server under the same name); generation requests name the candidate shown first (pairwise
     prompts). ``logprobs = False`` drops them, as some servers do. ``strict`` answers HTTP 404 for a model it does
     not list, as vLLM does. ``hang_after``: completions after that many never get an answer (until the server
-    stops); ``hung`` is set when the first one arrives.
+    stops); ``hung`` is set when the first one arrives. ``hang_models``: ``GET /models`` never gets one either.
     """
 
-    def __init__(self, *, shift: float = 0.0, strict: bool = False, hang_after: int | None = None) -> None:
+    def __init__(self, *, shift: float = 0.0, strict: bool = False, hang_after: int | None = None,
+                 hang_models: bool = False) -> None:
         self.logprobs = True
         self.requests = 0
-        self.shift, self.strict, self.hang_after = shift, strict, hang_after
+        self.shift, self.strict, self.hang_after, self.hang_models = shift, strict, hang_after, hang_models
         self.hung, self.release = threading.Event(), threading.Event()
         stub = self
 
@@ -122,6 +123,10 @@ class StubServer:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
+                if stub.hang_models:
+                    stub.hung.set()
+                    stub.release.wait(120)
+                    return
                 self._send({"object": "list", "data": [{"id": "stub-model", "object": "model"}]})
 
             def do_POST(self) -> None:

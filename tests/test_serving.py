@@ -294,11 +294,38 @@ def test_client_errors_are_not_retried(fake):
     assert fake.calls["x"] == 1
 
 
-def test_timeouts_are_retried(fake):
-    fake.delays["slow"] = 0.6
-    with pytest.raises(ServingError, match=r"2 attempt\(s\); last error: ReadTimeout"):
-        engine_for(fake, timeout_s=0.15, max_retries=1).pointwise([user("slow")], YES_NO, progress=False)
-    assert fake.calls["slow"] == 2
+def test_the_timeout_is_the_deadline_of_a_request_and_its_retries(fake):
+    # a server that does not answer: the one attempt takes the whole deadline, and no retry starts after it
+    fake.delays["slow"] = 1.5
+    t0 = time.perf_counter()
+    with pytest.raises(ServingError, match=r"1 attempt\(s\) within its deadline of 0.3 s; last error: ReadTimeout"):
+        engine_for(fake, timeout_s=0.3, max_retries=2).pointwise([user("slow")], YES_NO, progress=False)
+    assert time.perf_counter() - t0 < 0.8 and fake.calls["slow"] == 1  # before: 3 attempts of 0.3 s
+    # quick failures are retried, but only while the deadline lasts
+    fake.failures["x"], fake.delays["x"] = [500] * 20, 0.2
+    t0 = time.perf_counter()
+    with pytest.raises(ServingError, match=r"within its deadline of 0.5 s; last error: (HTTP 500|ReadTimeout)"):
+        engine_for(fake, timeout_s=0.5, max_retries=10).pointwise([user("x")], YES_NO, progress=False)
+    assert time.perf_counter() - t0 < 1.0 and 2 <= fake.calls["x"] <= 3  # before: 11 attempts, 2.2 s
+
+
+def test_a_shared_deadline_covers_every_request_of_a_block(fake):
+    fake.delays["slow"] = 1.5
+    engine = engine_for(fake, timeout_s=1.0, max_retries=2)
+    t0 = time.perf_counter()
+    with engine.within(0.4), pytest.raises(ServingError, match="ReadTimeout"):
+        engine.listed_models()  # answers at once
+        engine.pointwise([user("slow")], YES_NO, progress=False)
+    assert time.perf_counter() - t0 < 0.9
+
+
+def test_a_request_past_its_deadline_fails_the_call_even_if_the_client_does_not_notice(fake, monkeypatch):
+    engine = engine_for(fake, timeout_s=0.2, max_retries=0)
+    monkeypatch.setattr(engine, "_post_completion", lambda *args: time.sleep(5))  # bytes trickling in forever
+    t0 = time.perf_counter()
+    with pytest.raises(ServingError, match=r"no answer for prompt 0 .*within its deadline of 0.2 s"):
+        engine.pointwise([user("x")], YES_NO, progress=False)
+    assert time.perf_counter() - t0 < 2.5
 
 
 def test_connection_refused_is_retried_then_reported():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,8 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from allocbias.scoring import store as store_module
 from allocbias.store import (
     ScoreStore,
+    TableCheckError,
     _valid_prefix_length,
     canonical_json,
     content_hash,
@@ -186,7 +190,10 @@ def test_any_cut_point_keeps_exactly_the_complete_rows(tmp_path_factory, texts, 
         }
     )
     store = ScoreStore(root, **KEY)
-    store.append(rows)
+    written, real = [], store_module._atomic_write_text
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_module, "_atomic_write_text", lambda path, text: (written.append(text), real(path, text)))
+        store.append(rows)
     full = store.scores_path.read_bytes()
     header_len = len(rows.head(0).to_csv(index=False, lineterminator="\n").encode())
     ends = header_len + np.cumsum(
@@ -195,11 +202,10 @@ def test_any_cut_point_keeps_exactly_the_complete_rows(tmp_path_factory, texts, 
     assert ends[-1] == len(full)
     at = int(round(cut * len(full)))
     store.scores_path.write_bytes(full[:at])
-    # a kill during the append leaves the provenance as it was before it: the digest of the (empty) table, which
-    # the append records again only after its rows are on disk
-    prov = json.loads(store.provenance_path.read_text())
-    prov.update(content_sha256=hashlib.sha256(b"").hexdigest(), content_bytes=0)
-    store.provenance_path.write_text(json.dumps(prov))
+    # a kill during the append leaves the provenance as the append wrote it before its rows: the digest of the
+    # (empty) table, which the append seals again only after its rows are on disk, and the rows it announced
+    store.provenance_path.write_text(written[-2])
+    assert json.loads(written[-2])["content_bytes"] == 0 and json.loads(written[-2])["pending"]["after_bytes"] == 0
     kept = int(np.sum(ends <= at)) if at >= header_len else 0
     table = ScoreStore(root, **KEY).read()
     assert table["prompt_id"].tolist() == rows["prompt_id"].tolist()[:kept]
@@ -433,3 +439,121 @@ def test_hardware_seen_after_the_run_began_is_recorded(tmp_path, monkeypatch):
     run_resumable(store, pd.DataFrame({"prompt_id": ["a", "b", "c"]}), score, batch_size=2, progress=False)
     prov = json.loads(store.provenance_path.read_text())
     assert prov["runs"][0]["hardware"]["gpu"] == ["Some GPU"] and prov["hardware"]["gpu"] == ["Some GPU"]
+
+
+# ------------------------------------------------------------------ a store that trusts only what it wrote (issue 38.4)
+def _labelled(ids, p_yes):
+    p = np.asarray(p_yes, dtype=float)
+    return pd.DataFrame({"prompt_id": ids, "score": p, "label_mass": 0.5, "p_No": 1 - p, "p_Yes": p})
+
+
+def test_a_row_added_by_hand_is_refused_and_never_sealed(tmp_path):
+    store = ScoreStore(tmp_path, **KEY)
+    store.append(_labelled(["a", "b", "c"], [0.2, 0.4, 0.6]))
+    sealed = json.loads(store.provenance_path.read_text())
+    made_up = _labelled(["d"], [0.95]).to_csv(index=False, header=False, lineterminator="\n")  # consistent, invented
+    with store.scores_path.open("a") as f:
+        f.write(made_up)
+    again = ScoreStore(tmp_path, **KEY)
+    with pytest.raises(TableCheckError, match=r"first offending prompt_id 'd': row 4 \(line 5 of scores.csv\) lies "
+                                              r"after the 3 row\(s\) sealed .*not a row the scoring code announced"):
+        again.read()
+    # the next append (and a resumed run) refuses too, so the digest never comes to cover it
+    with pytest.raises(TableCheckError, match="prompt_id 'd'"):
+        again.append(_labelled(["e"], [0.5]))
+    items = pd.DataFrame({"prompt_id": list("abcde")})
+    with pytest.raises(TableCheckError, match="prompt_id 'd'"):
+        run_resumable(again, items, lambda b: _labelled(b["prompt_id"], [0.5] * len(b)), batch_size=2, progress=False)
+    assert json.loads(store.provenance_path.read_text())["content_sha256"] == sealed["content_sha256"]
+    # repair keeps what the digests vouch for; the invented row's prompt is scored like any missing one
+    assert again.repair() == (3, ["d"])
+    table = run_resumable(again, items, lambda b: _labelled(b["prompt_id"], [0.5] * len(b)), batch_size=2,
+                          progress=False)
+    assert table["prompt_id"].tolist() == list("abcde") and table.set_index("prompt_id").loc["d", "score"] == 0.5
+
+
+def test_rows_a_kill_left_still_read_but_a_row_added_after_them_does_not(tmp_path, monkeypatch):
+    store = ScoreStore(tmp_path, **KEY)
+    store.append(_labelled(["a", "b"], [0.2, 0.4]))
+    written, real = [], store_module._atomic_write_text
+    monkeypatch.setattr(store_module, "_atomic_write_text", lambda path, text: (written.append(text), real(path, text)))
+    store.append(_labelled(["c", "d"], [0.6, 0.8]))
+    monkeypatch.undo()
+    store.provenance_path.write_text(written[-2])  # killed after the rows' fsync, before the seal
+    assert ScoreStore(tmp_path, **KEY).read()["prompt_id"].tolist() == list("abcd")
+    with store.scores_path.open("a") as f:
+        f.write(_labelled(["z"], [0.9]).to_csv(index=False, header=False, lineterminator="\n"))
+    with pytest.raises(TableCheckError, match=r"prompt_id 'z': row 5 .*lies after the 2 row\(s\) sealed"):
+        ScoreStore(tmp_path, **KEY).read()
+    assert ScoreStore(tmp_path, **KEY).repair() == (4, ["z"])  # the announced rows c and d are kept, and sealed
+    prov = json.loads(store.provenance_path.read_text())
+    assert "pending" not in prov and prov["rows"] == 4 and len(prov["record_sha256"]) == 5
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda lines: lines[:2] + [lines[2].replace("0.4", "0.45")] + lines[3:], r"prompt_id 'b': .*row 2 \(line 3"),
+    (lambda lines: lines[:1] + [lines[2], lines[1]] + lines[3:], r"prompt_id 'b': .*row 1 \(line 2"),
+    (lambda lines: lines[:-1], r"ends after row 2, but provenance.json seals 3 rows"),
+    (lambda lines: [lines[0].replace("label_mass,p_No", "p_No,label_mass")] + lines[1:], "the header line"),
+])
+def test_a_failed_digest_names_the_first_row_that_differs(tmp_path, edit, where):
+    store = ScoreStore(tmp_path, **{**KEY, "params": {}})  # no label checks: only the digests can see the edit
+    store.append(_labelled(["a", "b", "c"], [0.2, 0.4, 0.6]))
+    lines = store.scores_path.read_text().splitlines(keepends=True)
+    store.scores_path.write_text("".join(edit(lines)))
+    with pytest.raises(TableCheckError, match="content digest mismatch: .*" if "header" in where else where) as err:
+        ScoreStore(tmp_path, **{**KEY, "params": {}}).read()
+    assert re.search(where, str(err.value)), str(err.value)
+
+
+def test_the_repair_a_copied_table_suggests_names_its_own_folder(tmp_path):
+    old, new = tmp_path / "audit-old", tmp_path / "audit-new"
+    command = f"allocbias audit --model m --out {old} --jobs retail"
+    ScoreStore(old / "scores", **KEY, command=command).append(_labelled(["a", "b"], [0.2, 0.4]))
+    shutil.copytree(old, new)
+    copied = ScoreStore(new / "scores", **KEY)
+    copied.scores_path.write_text(copied.scores_path.read_text().replace("0.4", "0.3", 1).replace("0.6", "0.7", 1))
+    with pytest.raises(TableCheckError) as err:
+        ScoreStore(new / "scores", **KEY).read()
+    message = str(err.value)
+    assert f"allocbias store repair {copied.path}" in message and f"--out {new} " in message, message
+    assert str(old) not in message, message
+
+
+def test_the_committed_tables_carry_a_digest_for_every_record():
+    from allocbias.scoring.catalog import scores_dir
+
+    tables = sorted(scores_dir().glob("*/provenance.json"))
+    assert tables
+    for path in tables:
+        prov = json.loads(path.read_text())
+        assert len(prov["record_sha256"]) == prov["rows"] + 1 and "pending" not in prov, path
+    small = min(tables, key=lambda p: (p.parent / "scores.csv").stat().st_size)
+    prov = json.loads(small.read_text())
+    assert store_module._record_digests(prov["address"], (small.parent / "scores.csv").read_bytes()) == \
+        prov["record_sha256"]
+
+
+def test_a_full_disk_during_an_append_names_the_file_and_keeps_the_stored_rows(tmp_path, monkeypatch):
+    import errno
+
+    store = ScoreStore(tmp_path, **KEY)
+    store.append(_labelled(["a", "b"], [0.2, 0.4]))
+
+    class Disk:  # os as the store sees it, on a disk that fills up after a few bytes
+        def __getattr__(self, attr):
+            return getattr(os, attr)
+
+        @staticmethod
+        def write(fd, data):
+            os.write(fd, data[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module, "os", Disk())
+    with pytest.raises(OSError, match=r"could not write \S*scores\.csv: No space left on device; the 2 row\(s\) "
+                                      r"stored before are kept"):
+        store.append(_labelled(["c", "d"], [0.6, 0.8]))
+    monkeypatch.undo()
+    assert ScoreStore(tmp_path, **KEY).read()["prompt_id"].tolist() == ["a", "b"]  # the torn bytes are never read
+    store.append(_labelled(["c", "d"], [0.6, 0.8]))
+    assert ScoreStore(tmp_path, **KEY).read()["prompt_id"].tolist() == list("abcd")

@@ -140,10 +140,13 @@ def test_missing_scores_root_folder_says_so(tmp_path):
         catalog.study_scores("smollm2-fp32-paper", jobs=["retail"], root=tmp_path / "nope")
 
 
-def test_kill_between_rows_and_digest_keeps_the_rows(tmp_path):
+def test_kill_between_rows_and_digest_keeps_the_rows(tmp_path, monkeypatch):
     """An append killed after its rows were fsync-ed but before the provenance recorded their digest."""
+    from allocbias.scoring import store as store_module
+
     store = _store(tmp_path)
-    before = store.provenance_path.read_text()
+    written, real = [], store_module._atomic_write_text
+    monkeypatch.setattr(store_module, "_atomic_write_text", lambda path, text: (written.append(text), real(path, text)))
     store.append(_rows(6).iloc[4:])
-    store.provenance_path.write_text(before)  # the provenance as the killed append left it
+    store.provenance_path.write_text(written[-2])  # the provenance as the killed append left it: rows announced
     assert len(ScoreStore(tmp_path, **KEY).read()) == 6

@@ -244,3 +244,17 @@ def test_allocbias_book_and_store_subcommands_run_the_same_mains(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     assert main(["book", "execute", "--profile", "p"]) == 2
     assert "is not inside an allocbias checkout" in capsys.readouterr().err
+
+
+def test_allocbias_store_repair_keeps_the_rows_the_digests_vouch_for(tmp_path, capsys):
+    from allocbias import cli
+
+    store = ScoreStore(tmp_path, **KEY)
+    store.append(_rows(0, 3))
+    with store.scores_path.open("a") as f:
+        f.write(_rows(3, 1).to_csv(index=False, header=False, lineterminator="\n"))  # a row added by hand
+    assert cli.main(["store", "check", str(tmp_path)]) == 1
+    assert cli.main(["store", "repair", str(store.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"repaired  {store.path}: kept 3 rows the digests vouch for, removed 1 ('job/r3')" in out, out
+    assert cli.main(["store", "check", str(tmp_path)]) == 0

@@ -19,7 +19,11 @@ refused (:class:`AuditError`), so two models' rows never mix. For a served model
 identity (address without credentials, the model id it reports, its ``GET /models`` entry, any
 ``system_fingerprint``): another server under the same ``--model`` name is refused naming both servers, in
 ``audit.json`` and in each score table's provenance. An audit holds ``OUT/.audit.lock`` (``fcntl.flock``) while it
-runs, so two audits never write into one folder at once. Nothing written to ``OUT`` holds a credential: URLs and
+runs, so two audits never write into one folder at once, and removes it when it ends (however it ends); it removes
+the temporary files a killed run left (``.report.partial-*.ipynb``, ``.<name>.partial-*``) before it writes. Every
+file it writes (``audit.json``, the tables, the executed notebook, ``report.html``) is written whole or not at all
+(:func:`allocbias.outputs.write_atomic`: a temporary file renamed into place); a report that cannot be finished (a full
+disk, Ctrl-C) leaves none of its files, and the message names the file and says what was kept. Nothing written to ``OUT`` holds a credential: URLs and
 the command line go through :func:`allocbias.scoring.serving.redact_url` / :func:`~allocbias.scoring.serving.redact_command`.
 
 The report's tables come from pure functions over the tidy score table (:func:`validity_table`,
@@ -35,6 +39,7 @@ Figure whose titles no axis or tick label runs into).
 from __future__ import annotations
 
 import contextlib
+import errno
 import html
 import json
 import math
@@ -42,8 +47,11 @@ import os
 import re
 import shlex
 import shutil
+import signal
+import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +65,7 @@ from .scoring import catalog, runs
 from . import checks
 from .scoring import items, systems, tasks
 from .checks import require_columns
+from .outputs import PARTIAL, OutputError, write_atomic
 from .measures.tables import allocation_table, pool_selection_table, quality_separation, reference_gaps
 from .scoring.store import run_resumable
 from .scoring.systems import System
@@ -88,6 +97,8 @@ __all__ = [
     "figure_rabbi",
     "figure_screening",
     "format_interval",
+    "interrupted_words",
+    "interruptible",
     "html_table",
     "label_mass_table",
     "ll144_table",
@@ -101,6 +112,7 @@ __all__ = [
     "selection_intervals",
     "system_comparison",
     "validity_table",
+    "write_table",
 ]
 
 #: Parts of an audit: ``pointwise`` is always run; the others on request.
@@ -109,7 +121,8 @@ PARTS: tuple[str, ...] = ("pointwise", "pairwise", "hiring_bloomberg")
 MANIFEST = "audit.json"
 #: The lock file of an audit folder: one audit writes into a folder at a time (``fcntl.flock``).
 LOCK = ".audit.lock"
-#: Seconds a served model may take to answer one request (``--timeout``); a request that times out is retried twice.
+#: Seconds a served model may take to answer one request (``--timeout``), its retries (at most two, on quick failures
+#: such as a refused connection or HTTP 503) included: a hung server stops the audit after this long, not three times it.
 DEFAULT_TIMEOUT_S = 60.0
 #: Confidence of every interval of the report.
 CONFIDENCE = 0.95
@@ -238,36 +251,64 @@ def _claim_folder(out: Path, identity: Mapping[str, Any], options: Mapping[str, 
     elif any(p.name != LOCK for p in out.iterdir()):
         raise AuditError(f"{out} is not empty and holds no audit ({MANIFEST}): choose an empty or new --out folder")
     text = json.dumps({"identity": dict(identity), "options": dict(options)}, indent=2, sort_keys=True) + "\n"
-    manifest.write_text(text, encoding="utf-8")
+    write_atomic(manifest, text)
 
 
 @contextlib.contextmanager
 def _folder_lock(out: Path):
     """Hold ``out/.audit.lock`` (``fcntl.flock``, released when the process ends, however it ends) for a block;
-    another audit holding it stops this one with an :class:`AuditError`."""
+    another audit holding it stops this one with an :class:`AuditError`. The file is removed when the block ends
+    (while it is still held); a lock taken on a file that the audit before removed meanwhile is taken again."""
     try:
         import fcntl
     except ImportError:  # not a POSIX system: no advisory lock to take
         yield
         return
-    handle = open(out / LOCK, "a+", encoding="utf-8")  # noqa: SIM115 (held for the block)
-    try:
+    path = out / LOCK
+    for _ in range(20):
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held for the block)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = " ".join(handle.read().split())[:80] or "another process"
+            handle.close()
             raise AuditError(
                 f"another audit ({holder}) is writing into {out}: wait for it to finish and run this command again, "
                 "or give this audit another --out folder"
             ) from None
+        try:
+            current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        handle.close()  # the audit that held it removed this file as it ended: lock the one that is there now
+    else:
+        raise AuditError(f"could not take the lock {path}: other audits keep starting in {out}")
+    try:
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
         handle.flush()
         yield
     finally:
+        with contextlib.suppress(OSError):
+            path.unlink()  # still held: an audit starting now finds no file, or a new one, never this lock
         handle.close()  # closing the descriptor releases the lock
+
+
+def _remove_leftovers(out: Path) -> list[Path]:
+    """Remove the temporary files that killed runs left in ``out`` and ``out/tables`` (the executed report's
+    ``.report.partial-<pid>.ipynb``, :func:`~allocbias.outputs.write_atomic`'s ``.<name>.partial-*``). The caller
+    holds the folder's lock, so none of them belongs to a running audit."""
+    gone = []
+    for folder in (out, out / "tables"):
+        for path in sorted(folder.glob(f".*{PARTIAL}*")) if folder.is_dir() else ():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                gone.append(path)
+    return gone
 
 
 def _stored_rows(root: Path) -> int:
@@ -343,12 +384,13 @@ def _preflight(engine: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
     from .scoring.serving import NoLogprobsError, ServingError
 
     try:
-        listed: list[dict[str, Any]] | None = engine.listed_models()
-    except (ServingError, ValueError):
-        listed = None  # a server without GET /models (or one that is down: the prompt below says which)
-    names = [str(m.get("id")) for m in listed or []]
-    try:
-        engine.pointwise([messages], RESUME_LABELS, progress=False)
+        with engine.within(engine.timeout_s):  # GET /models and the prompt together: a hung server fails in --timeout
+            try:
+                listed: list[dict[str, Any]] | None = engine.listed_models()
+            except (ServingError, ValueError):
+                listed = None  # a server without GET /models (or one that is down: the prompt below says which)
+            names = [str(m.get("id")) for m in listed or []]
+            engine.pointwise([messages], RESUME_LABELS, progress=False)
     except NoLogprobsError:
         raise AuditError(
             f"the server at {engine.base_url} returns no logprobs for {engine.model!r}: a pointwise score needs "
@@ -431,9 +473,9 @@ def run_audit(
     """Score one system on the study's prompts into ``out`` and write ``out/report.html``.
 
     ``model`` is a registry name, a model folder or a ``.gguf`` file; with ``base_url`` the name of a model
-    behind an OpenAI-compatible server (``timeout``: seconds per request). ``parts`` adds ``pairwise``
-    (``pairwise_rounds`` pools per job, every pair in both orders) and ``hiring_bloomberg`` (``orderings`` per
-    job and race) to ``pointwise``. ``k``, ``rounds`` and ``seed`` drive the selection simulation, ``n_boot``
+    behind an OpenAI-compatible server (``timeout``: seconds one request may take in all, its retries included).
+    ``parts`` adds ``pairwise`` (``pairwise_rounds`` pools per job, every pair in both orders) and
+    ``hiring_bloomberg`` (``orderings`` per job and race) to ``pointwise``. ``k``, ``rounds`` and ``seed`` drive the selection simulation, ``n_boot``
     the bootstrap intervals over names (at least :func:`min_n_boot`). ``rescore`` scores a study system again
     into ``out`` instead of reading the committed tables. ``engine`` replaces the local engine (a stand-in with
     ``pointwise`` and ``generate``; tests). ``command`` is recorded with credentials redacted
@@ -506,15 +548,32 @@ def run_audit(
             if created:
                 _roll_back(out, created)
             raise
+        _remove_leftovers(out)
         try:
             result = _score_all(system, out, parts, candidates, pools, attempts, engine, served, server,
                                 study_system=type(system) is System, rescore=rescore, command=command,
                                 progress=progress)
-        except BaseException:
+        except BaseException as exc:
             if fresh:
                 _roll_back(out, created)  # nothing stored: the corrected command starts clean
+            if isinstance(exc, KeyboardInterrupt) and _stored_rows(out / "scores"):
+                exc.allocbias_kept = (f"the rows scored so far are kept in {out / 'scores'}: run the same command "  # type: ignore[attr-defined]
+                                      "again to resume (finished prompts are not scored again)")
             raise
+        _finish(out, system, result, candidates, pools, attempts, report=report, progress=progress)
+    return result
+
+
+def _finish(out: Path, system: System, result: AuditResult, candidates: pd.DataFrame, pools: pd.DataFrame | None,
+            attempts: pd.DataFrame | None, *, report: bool, progress: bool) -> None:
+    """Write the tables and the report into ``out``: whole or not at all. A report that cannot be finished (a full
+    disk, a failing cell, Ctrl-C) leaves none of its files (but ``report.failed.ipynb``, which the message names), and
+    the message says what was kept."""
+    kept = (f"the scores are kept in {out / 'scores'}" if (out / "scores").is_dir() else
+            f"the scores are those of the committed tables in {catalog.scores_dir()}")
+    try:
         result.tables = _write_tables(out, system, result.tables, candidates, pools, attempts)
+        kept += f" and the tables in {out / 'tables'}"
         removed = _remove_stale_report(out)
         if report:
             start = time.perf_counter()
@@ -523,7 +582,21 @@ def run_audit(
         elif removed and progress:
             print(f"removed the previous report of {out} (it described the scores before this run); run without "
                   "--no-report to write a new one", flush=True)
-    return result
+    except BaseException as exc:
+        if report:
+            for path in [out / "report.html", out / "report.ipynb", *(out / "tables").glob("report_*.csv")]:
+                path.unlink(missing_ok=True)
+        again = "run the same command again to write the report (nothing is scored again)" if report else \
+            "run the same command again (nothing is scored again)"
+        if isinstance(exc, KeyboardInterrupt):
+            exc.allocbias_kept = f"{kept}; {'the report was not written: ' if report else ''}{again}"  # type: ignore[attr-defined]
+            raise
+        if isinstance(exc, (AuditError, OSError)):
+            full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            fix = "free some space, then " if full else ""
+            said = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AuditError(f"{said}; {kept}{', no report was written' if report else ''}: {fix}{again}") from None
+        raise
 
 
 def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.DataFrame,
@@ -562,6 +635,9 @@ def _score_all(system: System, out: Path, parts: Sequence[str], candidates: pd.D
                 fix = "a slow server: raise --timeout" if "Timeout" in first else "fix the server"
                 raise AuditError(f"{part}: {first}; the rows scored so far are kept in {root}: {fix} and run the "
                                  "same command again") from None
+            if isinstance(exc, OutputError):
+                raise AuditError(f"{part}: {exc.strerror or exc}; the rows scored before are kept in {root}: free some space or fix "
+                                 "the folder, then run the same command again") from None
             raise
         result.scored_rows[part] = len(ids - before)
         result.seconds[part] = time.perf_counter() - start
@@ -585,9 +661,7 @@ def _write_tables(out: Path, system: System, tables: Mapping[str, pd.DataFrame],
     written = {}
 
     def put(name: str, frame: pd.DataFrame) -> None:
-        path = folder / f"{name}.csv"
-        frame.to_csv(path, index=False)
-        written[name] = path
+        written[name] = write_table(frame, folder / f"{name}.csv")
 
     scores = tables["pointwise"]
     put("pointwise_scores", scores.assign(**label)[[*label, *scores.columns]])
@@ -1273,7 +1347,73 @@ def report_notebook(out: str | Path, *, timeout: int | None = 1800) -> Path:
         execute_notebook(_report_source(), executed, {"audit_dir": str(out)}, cwd=out, timeout=timeout)
     except NotebookExecutionError as exc:
         raise AuditError(f"the report failed: {str(exc).splitlines()[0]} (see {executed})") from None
+    except OutputError:
+        raise
+    except OSError as exc:  # papermill writes the executed copy as it runs (a temporary file beside report.ipynb)
+        raise OutputError(exc.errno, f"could not write {executed}: {exc.strerror or exc}") from exc
     return export_html(executed, out / "report.html")
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as CSV (no index) to ``path`` whole or not at all (:func:`allocbias.outputs.write_atomic`):
+    the report notebook writes its tables with it. Returns the path.
+
+    >>> import tempfile
+    >>> write_table(pd.DataFrame({"a": [1]}), Path(tempfile.mkdtemp()) / "t.csv").read_text()
+    'a\\n1\\n'
+    """
+    return write_atomic(path, frame.to_csv(index=False))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Ctrl-C: never lost, and said in one line
+# ----------------------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Make one Ctrl-C enough for the block (``allocbias audit`` runs in one).
+
+    Python raises ``KeyboardInterrupt`` wherever the main thread is when the signal is handled. When that is a
+    finalizer or a weakref callback — importlib's module-lock callback runs many times while a large package such as
+    papermill or torch is imported — Python cannot raise it there: it prints "Exception ignored in ...
+    KeyboardInterrupt" and runs on, so the press is lost (a run pressed 5 s in, while the report's packages were
+    imported, went on to finish 97 s later). In the block such a swallowed ``KeyboardInterrupt`` is raised again
+    10 ms later in the main thread (:func:`signal.pthread_kill`) and its "Exception ignored" lines are not printed.
+    Outside the main thread the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous, main = sys.unraisablehook, threading.get_ident()
+
+    def hook(info: Any) -> None:
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            # the press again, from another thread a moment later (raised here it would be swallowed once more); a
+            # real signal, which also ends a blocking wait of the main thread
+            threading.Timer(0.01, signal.pthread_kill, args=(main, signal.SIGINT)).start()
+            return
+        previous(info)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def interrupted_words(exc: BaseException, out: str | Path) -> str:
+    """What an audit interrupted by ``exc`` (a ``KeyboardInterrupt`` out of :func:`run_audit`) kept in ``out`` and
+    how to go on, for the one line ``allocbias audit`` prints.
+
+    >>> interrupted_words(KeyboardInterrupt(), "/nowhere")
+    'nothing was stored yet: run the same command again to start'
+    """
+    said = getattr(exc, "allocbias_kept", None)
+    if said:
+        return said
+    scores = Path(out) / "scores"
+    if _stored_rows(scores):
+        return f"the rows scored before are kept in {scores}: run the same command again to resume"
+    return "nothing was stored yet: run the same command again to start"
 
 
 def export_html(notebook: str | Path, target: str | Path) -> Path:
@@ -1299,6 +1439,4 @@ def export_html(notebook: str | Path, target: str | Path) -> Path:
     remote += re.findall(r"<script\b[^>]*>(?:(?!</script>).)*?https?://", html, flags=re.S)
     if remote:
         raise ValueError(f"the report would load {len(remote)} resource(s) from the network, e.g. {remote[0][:120]}")
-    target = Path(target)
-    target.write_text(html, encoding="utf-8")
-    return target
+    return write_atomic(target, html)

@@ -109,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--rescore", action="store_true",
                        help="study systems: score again into DIR instead of reading the committed tables")
     audit.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                       help=f"served models: seconds one request may take before it is retried (twice) and the "
-                            f"audit stops (default {DEFAULT_TIMEOUT_S:g})")
+                       help=f"served models: seconds one request may take in all, its retries (at most two, "
+                            f"on quick failures) included; a server that does not answer within it stops the audit "
+                            f"(the rows scored so far are kept). Default {DEFAULT_TIMEOUT_S:g}")
     audit.add_argument("--no-report", action="store_true",
                        help="score and write the tables, skip the report (a previous report is removed)")
     audit.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
@@ -591,22 +592,32 @@ def _book(argv: list[str]) -> int:
 
 
 def _store(argv: list[str]) -> int:
-    """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)."""
-    from .scoring.store import check_tables
+    """``allocbias store check ROOT`` / ``allocbias store record-digests ROOT`` (:func:`allocbias.store.check_tables`)
+    and ``allocbias store repair FOLDER ...`` (:func:`allocbias.scoring.store.repair_tables`)."""
+    from .scoring.store import check_tables, repair_tables
 
     parser = argparse.ArgumentParser(
         prog="allocbias store", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="check ROOT: read every score table under ROOT with all the reader's checks; record-digests "
                     "ROOT: the same, and record the content digest of tables written before digests existed "
-                    "(scores.csv is never touched).\n\nEvery table is checked, a bad one does not stop the others: "
+                    "(scores.csv is never touched); repair FOLDER ...: keep the rows of each table folder that its "
+                    "digests vouch for and remove the others (rows edited or added by hand), which the next "
+                    "scoring run scores again.\n\nEvery table is checked, a bad one does not stop the others: "
                     "each is named with its reason on one line, and the exit status is 1 when any table is bad (0 "
                     "when all are good, 2 for a bad command line).")
-    parser.add_argument("command", choices=["record-digests", "check"])
-    parser.add_argument("root", type=Path, help="folder of score tables, e.g. data/scores")
+    parser.add_argument("command", choices=["record-digests", "check", "repair"])
+    parser.add_argument("root", type=Path, nargs="+", metavar="ROOT",
+                        help="folder of score tables, e.g. data/scores (repair: one or more table folders)")
     parser.add_argument("--traceback", action="store_true", help="show the Python traceback of each failure")
     args = parser.parse_args(argv)
-    if not args.root.is_dir():
-        parser.error(f"scores root {args.root} is not a folder")
+    for folder in args.root:
+        if not folder.is_dir():
+            parser.error(f"{'table folder' if args.command == 'repair' else 'scores root'} {folder} is not a folder")
+    if args.command == "repair":
+        return repair_tables(args.root)
+    if len(args.root) > 1:
+        parser.error(f"{args.command} takes one scores root")
+    args.root = args.root[0]
     return check_tables(args.root, record_digests=args.command == "record-digests", show_traceback=args.traceback)
 
 
@@ -615,17 +626,25 @@ def _command_line(argv: Sequence[str], prog: str = "allocbias") -> str:
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .audit import run_audit
+    from .audit import interrupted_words, interruptible, run_audit
     from .scoring.serving import redact_command
 
     start = time.perf_counter()
-    result = run_audit(
-        args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
-        jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
-        device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds, orderings=args.orderings,
-        n_boot=args.n_boot, engine_batch_size=args.engine_batch_size, prefill=args.prefill, timeout=args.timeout,
-        rescore=args.rescore, report=not args.no_report, command=redact_command(["allocbias", *argv]),
-    )
+    try:
+        with interruptible():  # one Ctrl-C is enough, also while a package is imported
+            result = run_audit(
+                args.model, args.out, base_url=args.base_url, precision=args.precision, wording=args.wording,
+                jobs=args.jobs, names_per_group=args.names_per_group, k=args.k, rounds=args.rounds, seed=args.seed,
+                device=args.device, parts=args.parts, pairwise_rounds=args.pairwise_rounds,
+                orderings=args.orderings, n_boot=args.n_boot, engine_batch_size=args.engine_batch_size,
+                prefill=args.prefill, timeout=args.timeout, rescore=args.rescore, report=not args.no_report,
+                command=redact_command(["allocbias", *argv]),
+            )
+    except KeyboardInterrupt as exc:  # the audit's own line: what was kept and how to go on
+        if args.traceback:
+            raise
+        print(f"allocbias audit: interrupted; {interrupted_words(exc, args.out)}", file=sys.stderr)
+        return 130
     scored = ", ".join(f"{part} {n} new" for part, n in result.scored_rows.items())
     print(f"audit of {result.system}: {scored}; {time.perf_counter() - start:.1f} s in all")
     print(f"tables: {result.out / 'tables'}")

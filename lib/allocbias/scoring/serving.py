@@ -19,7 +19,9 @@ When no variant of any label is among the top K, ``m = 0`` and the score is unde
 ``label_mass = 0.0`` and ``score = NaN`` (never silently: see ``max_zero_mass_share``).
 
 Requests run in a thread pool of at most ``max_concurrency`` (connections are capped to match), with bounded
-retries and exponential backoff on connection errors, timeouts, HTTP 429 and 5xx. Results come back in input
+retries and exponential backoff on connection errors, timeouts, HTTP 429 and 5xx. ``timeout_s`` is the deadline
+of one request *in all*, its retries and the waits between them included: a server that hangs fails the request
+after ``timeout_s`` seconds, not after ``timeout_s`` times the number of attempts. Results come back in input
 order whatever order the server answers in.
 """
 
@@ -262,9 +264,12 @@ class OpenAIEngine:
     max_concurrency : int
         Most requests in flight at once (a per-call ``batch_size`` can only lower it).
     timeout_s : float
-        Per-request timeout in seconds (a timeout is retried).
+        The deadline of one request in seconds, all its attempts and the waits between them included: each
+        attempt may take what is left of it, a retry starts only if time is left, and a request still without an
+        answer at the deadline fails (:class:`ServingError`).
     max_retries : int
-        Retries per request after the first attempt, on connection errors, timeouts, 408/409/429/5xx.
+        Retries per request after the first attempt, within its deadline, on connection errors, timeouts,
+        408/409/429/5xx.
     backoff_s, max_backoff_s : float
         Wait ``min(max_backoff_s, backoff_s * 2**attempt)`` before retry ``attempt + 1`` (a ``Retry-After``
         header in seconds takes precedence, also capped).
@@ -347,6 +352,7 @@ class OpenAIEngine:
         self._reported_model: str | None = None
         self._system_fingerprint: str | None = None
         self._lock = threading.Lock()
+        self._until: tuple[float, float] | None = None  # (deadline, seconds) of a block (:meth:`within`)
 
     def __repr__(self) -> str:
         return f"OpenAIEngine(base_url={self.base_url!r}, model={self._model!r})"
@@ -365,15 +371,45 @@ class OpenAIEngine:
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
         )
 
+    @contextlib.contextmanager
+    def within(self, seconds: float) -> Iterator[None]:
+        """A deadline shared by every request made in the block: all of them together take at most ``seconds``
+        (each still at most ``timeout_s``). The audit's pre-flight (``GET /models``, then one prompt) runs in one.
+
+        >>> engine = OpenAIEngine("http://127.0.0.1:9/v1", "m", timeout_s=5)
+        >>> with engine.within(0.01):
+        ...     time.sleep(0.02)
+        ...     engine.listed_models()
+        Traceback (most recent call last):
+        ...
+        allocbias.scoring.serving.ServingError: GET http://127.0.0.1:9/v1/models timed out: its deadline of 0.01 s had passed before an attempt could start
+        """
+        before = self._until
+        until = (time.monotonic() + float(seconds), float(seconds))
+        self._until = until if before is None or until[0] < before[0] else before
+        try:
+            yield
+        finally:
+            self._until = before
+
     def _request(self, client: httpx.Client, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """One API call with bounded retries; returns the decoded JSON body."""
+        """One API call with bounded retries within its deadline (``timeout_s``); returns the decoded JSON body."""
         url = f"{self._url}/{path}" + (f"?{self._query}" if self._query else "")
         shown = f"{method} {self.base_url}/{path}"
-        last = ""
+        deadline, limit = time.monotonic() + self.timeout_s, f"{self.timeout_s:g}"
+        shared = self._until
+        if shared is not None and shared[0] < deadline:
+            deadline, limit = shared[0], f"{shared[1]:g}"
+        last, attempts = "", 0
         for attempt in range(self.max_retries + 1):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
             retry_after: float | None = None
+            attempts += 1
             try:
-                response = client.request(method, url, json=body)
+                timeout = httpx.Timeout(remaining, connect=min(10.0, remaining))
+                response = client.request(method, url, json=body, timeout=timeout)
             except httpx.TransportError as exc:  # connection refused/reset, timeouts, protocol errors
                 last = f"{type(exc).__name__}: {exc}"
             else:
@@ -395,9 +431,14 @@ class OpenAIEngine:
                     except ValueError:
                         retry_after = None
             if attempt < self.max_retries:
-                delay = retry_after if retry_after is not None else self.backoff_s * 2**attempt
-                time.sleep(min(self.max_backoff_s, delay))
-        raise ServingError(f"{shown} failed after {self.max_retries + 1} attempt(s); last error: {last}")
+                delay = min(self.max_backoff_s, retry_after if retry_after is not None else self.backoff_s * 2**attempt)
+                if time.monotonic() + delay >= deadline:
+                    break  # no time left for another attempt
+                time.sleep(delay)
+        if not attempts:
+            raise ServingError(f"{shown} timed out: its deadline of {limit} s had passed before an attempt could start")
+        within = f" within its deadline of {limit} s" if attempts < self.max_retries + 1 else ""
+        raise ServingError(f"{shown} failed after {attempts} attempt(s){within}; last error: {last}")
 
     def _resolve_model(self, client: httpx.Client) -> str:
         with self._lock:
@@ -444,17 +485,18 @@ class OpenAIEngine:
 
             bar = tqdm(total=len(bodies), unit="prompt", desc=desc)
         # Workers are daemon threads, not a ThreadPoolExecutor (whose exit joins every worker): a Ctrl-C in the
-        # caller returns at once, even while requests hang on a server (they end with their timeout, or the process)
+        # caller returns at once, even while requests hang on a server (they end at their deadline, or with the process)
         client = self._client(concurrency)
-        interrupted = False
+        abandoned = False
+        failed = threading.Event()
         try:
             model = self._resolve_model(client)
-            failed = threading.Event()
             todo: queue.SimpleQueue[int] = queue.SimpleQueue()
             for i in range(len(bodies)):
                 todo.put(i)
             errors: list[BaseException] = []
             remaining = [len(bodies)]
+            started: dict[int, float] = {}  # prompt index -> when its request started, while it is in flight
             finished = threading.Event()
 
             def call(i: int) -> None:
@@ -475,11 +517,13 @@ class OpenAIEngine:
                     bar.update(1)
 
             def worker() -> None:
-                while not failed.is_set():  # another request failed for good: start no new one
+                while not failed.is_set():  # another request failed for good (or the caller stopped): start no new one
                     try:
                         i = todo.get_nowait()
                     except queue.Empty:
                         return
+                    with self._lock:
+                        started[i] = time.monotonic()
                     try:
                         call(i)
                     except BaseException as exc:  # noqa: BLE001 (handed to the caller)
@@ -489,6 +533,7 @@ class OpenAIEngine:
                         finished.set()
                         return
                     with self._lock:
+                        del started[i]
                         remaining[0] -= 1
                         if remaining[0] == 0:
                             finished.set()
@@ -497,21 +542,33 @@ class OpenAIEngine:
                        for n in range(min(concurrency, len(bodies)))]
             for thread in threads:
                 thread.start()
-            try:
-                while not finished.wait(0.1):  # a short wait: the main thread stays responsive to Ctrl-C
-                    pass
-            except BaseException:
-                interrupted = True
-                failed.set()
-                raise
+            # a short wait: the main thread stays responsive to Ctrl-C; a request past its deadline (a server that
+            # trickles bytes slower than httpx's per-read timeout notices) fails the call at the deadline all the same
+            late = self.timeout_s + 1.0
+            while not finished.wait(0.1):
+                with self._lock:
+                    oldest = min(started.items(), key=lambda kv: kv[1], default=None)
+                if oldest is not None and time.monotonic() - oldest[1] > late:
+                    abandoned = True
+                    raise ServingError(
+                        f"POST {self.base_url}/chat/completions got no answer for prompt {oldest[0]} of this call "
+                        f"within its deadline of {self.timeout_s:g} s (ReadTimeout: the server is too slow or hung)"
+                    )
             if errors:
-                for thread in threads:  # the others start nothing new; let them finish what is in flight
-                    thread.join(timeout=self.timeout_s * (self.max_retries + 1) + 1)
+                with self._lock:  # the others start nothing new; what is in flight ends by its deadline
+                    last_start = max(started.values(), default=time.monotonic())
+                for thread in threads:
+                    thread.join(timeout=max(0.0, last_start + late - time.monotonic()))
+                abandoned = any(thread.is_alive() for thread in threads)
                 raise errors[0]
+        except BaseException:
+            failed.set()  # also for a Ctrl-C while the workers start: the ones started take no new prompt
+            abandoned = abandoned or not isinstance(sys.exc_info()[1], Exception)
+            raise
         finally:
             if bar is not None:
                 bar.close()
-            if not interrupted:  # after Ctrl-C, hung requests may still hold the pool: leave it to the process
+            if not abandoned:  # after Ctrl-C, hung requests may still hold the pool: leave it to the process
                 client.close()
         return results
 

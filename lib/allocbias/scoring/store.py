@@ -21,22 +21,28 @@ Layout (one directory per table)
     ``fsync``-ed under an exclusive ``flock``. CSV is text, so git stores and diffs it well.
 ``provenance.json``
     What made the table (package versions, hardware, the command that regenerates it, accumulated elapsed
-    seconds, row count, one entry per resumed run), the declared ``columns`` and the content digest
-    ``content_sha256`` of the first ``content_bytes`` bytes of ``scores.csv``, recorded at each append.
+    seconds, row count, one entry per resumed run), the declared ``columns``, the content digest
+    ``content_sha256`` of the first ``content_bytes`` bytes of ``scores.csv`` and the digest of each of those
+    records (``record_sha256``), recorded at each append, and while an append runs the digests of the rows it is
+    writing (``pending``).
     Rewritten atomically (temporary file + ``os.replace``).
 
 Tables that vouch for themselves
 --------------------------------
 :meth:`ScoreStore.read` refuses a table that is not what the scoring code wrote (a hand edit, a bad merge, a
 file copied from another table), raising :class:`TableCheckError` with the table's path, its system (model
-key), the first offending ``prompt_id`` and how to restore it (``git checkout`` of the committed table, or the
-command that regenerates it). It checks
+key), the first offending ``prompt_id`` (with its row number where a digest fails) and how to restore it
+(``git checkout`` of the committed table, or ``allocbias store repair`` of the table's own folder and the command
+that scores the rest again). It checks
 
 * that ``provenance.json`` exists next to ``scores.csv`` and that the header holds exactly the declared columns;
 * one row per ``prompt_id``;
-* the digest: ``sha256(scores.csv[:content_bytes]) == content_sha256``. Complete rows *after* those bytes are
-  accepted: they are what an append killed between writing its rows and recording the new digest leaves
-  (the rows are fsync-ed first), and they pass the row checks below; the next append records them;
+* the digest: ``sha256(scores.csv[:content_bytes]) == content_sha256`` (the *sealed* rows). When it fails, the
+  record digests (below) name the first row that differs: its row number and ``prompt_id``;
+* the rows *after* those bytes (what an append killed between writing its rows and sealing them leaves): each
+  must be one the writer announced before it wrote it (the ``pending`` record, below). A row nobody announced —
+  one appended by hand or by another program, however consistent — is refused, naming its row number and
+  ``prompt_id``: it is never read, and so never sealed by the next append's digest;
 * for a label-scored table (``params["labels"]`` = {label: gamma} and columns ``score``, ``label_mass``,
   ``p_<label>``): ``label_mass`` in [0, 1]; where it is positive, every ``p_<label>`` in [0, 1], the
   probabilities summing to 1 and ``score = sum_y gamma_y p_<label y>`` (within ``1e-6``), hence
@@ -48,10 +54,30 @@ the rules): rows that the reader would refuse (label probabilities summing to 2,
 range) are never written; :class:`RowCheckError` names the table, the system and the first offending
 ``prompt_id``, and the rows already stored are untouched.
 
-A table written before digests existed has no ``content_sha256``: it is refused, naming
-``python -m allocbias.store record-digests <root>``, which runs every other check on each such table and
-records its digest without touching ``scores.csv`` (the committed tables in ``data/scores`` were migrated
-this way).
+Record digests and the write-ahead record
+-----------------------------------------
+``record_sha256`` in the provenance holds one 16-hex-digit digest per record of the sealed ``scores.csv``, the
+header first, each chained on the one before and the first on the table's address::
+
+    d_0 = sha256(address + header)[:16],     d_i = sha256(d_(i-1) + row_i)[:16]
+
+(the bytes of each record, its newline included). An append first computes the digests of the records it is about
+to write and records them as ``pending = {"after_bytes": n, "records": [...]}`` (provenance rewritten atomically
+and fsync-ed), then writes and fsyncs the rows, then seals: ``content_sha256``, ``content_bytes``, ``rows`` and
+``record_sha256`` of the whole file, ``pending`` removed. A kill at any point leaves either no new rows or rows that
+the pending record vouches for, so a crash never makes a table unreadable; the next append seals them.
+
+What this can and cannot do: the digests are computed by code anyone can read, with no secret, so someone who
+edits ``provenance.json`` as well as ``scores.csv`` (or the code) can forge a table that passes. What they
+guarantee is that an edit of ``scores.csv`` alone — a changed, removed, reordered or added row, a table copied
+into another table's folder — is never used silently: it is refused, naming the first row that differs.
+
+:meth:`ScoreStore.repair` (``allocbias store repair FOLDER``) keeps the rows the digests vouch for (the sealed rows
+before the first that differs, and the announced rows after them) and removes the others, which the next scoring
+run scores again. A table written before digests existed has no ``content_sha256``: it is refused, naming
+``python -m allocbias.store record-digests <root>``, which runs every other check on each such table and records
+its content digest and record digests without touching ``scores.csv`` (the committed tables in ``data/scores`` were
+migrated this way).
 
 Torn writes
 -----------
@@ -80,6 +106,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -88,6 +115,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..outputs import OutputError
 
 __all__ = [
     "MissingRowsError",
@@ -285,11 +314,17 @@ def _hardware() -> dict[str, Any]:
 
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")  # one writer per table: a fixed name leaves no litter
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk above all: the earlier file stays, the message names this one
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OutputError(exc.errno, f"could not write {path}: {exc.strerror or exc}; the earlier file is kept "
+                                     "unchanged") from exc
     _fsync_dir(path.parent)
 
 
@@ -318,6 +353,36 @@ def _valid_prefix_length(data: bytes) -> int:
     quotes_before = np.cumsum(buf == ord('"'))
     ends = np.flatnonzero((buf == ord("\n")) & (quotes_before % 2 == 0))
     return int(ends[-1]) + 1 if ends.size else 0
+
+
+def _record_ends(data: bytes) -> np.ndarray:
+    """End offsets (exclusive) of the complete records of ``data``: the header first, then one per row.
+
+    >>> _record_ends(b'a,b\\n1,"x\\ny"\\n2,"z').tolist()
+    [4, 12]
+    """
+    if not data:
+        return np.zeros(0, dtype=np.int64)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes_before = np.cumsum(buf == ord('"'))
+    return np.flatnonzero((buf == ord("\n")) & (quotes_before % 2 == 0)).astype(np.int64) + 1
+
+
+def _record_digests(address: str, data: bytes, ends: np.ndarray | None = None) -> list[str]:
+    """The chained digest of every complete record of ``data`` (the module docstring's ``d_0, d_1, ...``): 16 hex
+    digits each, the header's chained on the table's ``address``, each row's on the record before it.
+
+    >>> d = _record_digests("addr", b"prompt_id,score\\na,0.5\\n")
+    >>> len(d), d[1] == _record_digests("addr", b"prompt_id,score\\na,0.5\\nb,1\\n")[1]
+    (2, True)
+    """
+    ends = _record_ends(data) if ends is None else ends
+    out, previous, start = [], address, 0
+    for end in ends.tolist():
+        previous = hashlib.sha256(previous.encode("ascii") + data[start:end]).hexdigest()[:16]
+        out.append(previous)
+        start = end
+    return out
 
 
 def _column_kind(series: pd.Series) -> str:
@@ -470,6 +535,7 @@ class ScoreStore:
             "columns": {},
             "content_sha256": hashlib.sha256(b"").hexdigest(),  # nothing stored yet: the digest of no bytes
             "content_bytes": 0,
+            "record_sha256": [],
             "versions": _versions(),
             "hardware": _hardware(),
             "runs": [],
@@ -567,6 +633,10 @@ class ScoreStore:
             return self._cache[1].copy()
         data = self._read_valid_bytes()
         if not data:
+            sealed = (self.provenance.get("content_bytes") or 0) if self.provenance_path.exists() else 0
+            if sealed:
+                raise self._fail(f"content digest mismatch: {SCORES_FILE} holds no complete record, but "
+                                 f"{PROVENANCE_FILE} seals {sealed} bytes: the rows were removed")
             return pd.DataFrame({ID_COLUMN: pd.Series([], dtype=str)})
         out = self._parse_checked(data, check_digest=True)
         self._cache = (key, out)  # re-parsed (and checked again) whenever the file changes (size, mtime or inode)
@@ -574,9 +644,40 @@ class ScoreStore:
 
     # -------------------------------------------------------------------------------- checks
     def _restore_hint(self) -> str:
+        """How to restore this table, naming its own folder (never the one a copied table was made in)."""
+        command = self._command_here()
+        rescore = f"score the others again with: {command}" if command else "score the others again"
+        return (f"restore it with `git checkout -- {self.path}` if it is a committed table, or keep the rows its "
+                f"digests vouch for with `allocbias store repair {self.path}` and {rescore}")
+
+    def _command_here(self) -> str | None:
+        """The command recorded in the provenance, its ``--out`` / ``--root`` pointed at where this table is now.
+
+        A table copied into another folder keeps the command that made it in the first; the folder it names is
+        replaced by this table's (``--root`` holds the tables, ``--out`` the audit folder whose ``scores`` they are).
+        """
         command = (self._provenance or {}).get("command") or self.command
-        regen = f"delete {self.path} and regenerate it with: {command}" if command else f"delete {self.path} and score it again"
-        return f"restore it with `git checkout -- {self.path}` if it is a committed table, or {regen}"
+        if not command:
+            return None
+        try:
+            args = shlex.split(command)
+        except ValueError:
+            return command
+        here = {"--root": self.root, "--out": self.root.parent if self.root.name == "scores" else None}
+        changed = False
+        for i, arg in enumerate(args):
+            name, eq, value = arg.partition("=")
+            folder = here.get(name)
+            if folder is None or (not eq and i + 1 >= len(args)):
+                continue
+            value = value if eq else args[i + 1]
+            if os.path.abspath(value) != os.path.abspath(folder):
+                if eq:
+                    args[i] = f"{name}={folder}"
+                else:
+                    args[i + 1] = str(folder)
+                changed = True
+        return shlex.join(args) if changed else command
 
     def _fail(self, problem: str, prompt_id: Any = None) -> TableCheckError:
         where = f"first offending prompt_id {prompt_id!r}: " if prompt_id is not None else ""
@@ -601,7 +702,15 @@ class ScoreStore:
         except _RowProblem as problem:
             raise self._fail(problem.what, problem.prompt_id) from problem.__cause__
         if check_digest:
-            self._check_digest(data, prov, out[ID_COLUMN])
+            try:
+                self._check_digest(data, prov, out[ID_COLUMN])
+            except TableCheckError:
+                on_disk = self._load_provenance()  # another process may have appended and sealed since it was read
+                if on_disk == prov:
+                    raise
+                self._check_provenance(on_disk)
+                self._provenance = on_disk
+                self._check_digest(data, self.provenance, out[ID_COLUMN])
         return out
 
     def _checked_rows(self, data: bytes, kinds: Mapping[str, str]) -> pd.DataFrame:
@@ -627,19 +736,64 @@ class ScoreStore:
         return out.reset_index(drop=True)
 
     def _check_digest(self, data: bytes, prov: Mapping[str, Any], ids: pd.Series) -> None:
+        """The sealed bytes against their digest (naming the first row that differs), then every row after them
+        against the digests the writer announced (``pending``)."""
         digest, n = prov.get("content_sha256"), prov.get("content_bytes")
         if digest is None or n is None:
             raise self._fail(
                 f"its provenance records no content digest (a table written before digests existed); check and "
                 f"record it with `python -m allocbias.store record-digests {self.root}`"
             )
+        ends = _record_ends(data)
         if len(data) < n or hashlib.sha256(data[:n]).hexdigest() != digest:
-            # one digest vouches for all rows, so the row that changed cannot be named: say so
-            raise self._fail(
-                f"content digest mismatch: sha256 of the first {n} bytes is not the {str(digest)[:16]}... recorded "
-                f"in {PROVENANCE_FILE} ({len(data)} bytes on disk, {len(ids)} rows; the digest covers the rows as "
-                "a whole, so which row changed is unknown): the rows were edited, merged or copied from another table"
-            )
+            raise self._fail(*self._first_difference(data, ends, prov, ids))
+        if len(data) > n:
+            self._check_unsealed(data, ends, prov, ids)
+
+    @staticmethod
+    def _where(data: bytes, ends: np.ndarray, record: int) -> str:
+        """``row i (line l of scores.csv)`` for record ``record`` (0 is the header)."""
+        start = int(ends[record - 1]) if record else 0
+        line = data[:start].count(b"\n") + 1
+        return f"row {record} (line {line} of {SCORES_FILE})"
+
+    def _first_difference(self, data: bytes, ends: np.ndarray, prov: Mapping[str, Any],
+                          ids: pd.Series) -> tuple[str, Any]:
+        """Why the sealed bytes fail their digest, and the ``prompt_id`` of the first row that differs."""
+        n, digest = int(prov["content_bytes"]), str(prov["content_sha256"])
+        recorded = prov.get("record_sha256")
+        how = "the rows were edited, merged or copied from another table"
+        if not isinstance(recorded, list) or not recorded:
+            return (f"content digest mismatch: sha256 of the first {n} bytes is not the {digest[:16]}... recorded in "
+                    f"{PROVENANCE_FILE} ({len(data)} bytes on disk, {len(ids)} rows; this table records no row "
+                    f"digests, so which row changed is unknown): {how}", None)
+        found = _record_digests(self.address, data, ends)
+        for i, (want, got) in enumerate(zip(recorded, found)):
+            if want != got and i == 0:
+                return f"content digest mismatch: the header line is not the one the scoring code wrote: {how}", None
+            if want != got:
+                return (f"content digest mismatch: {self._where(data, ends, i)} is not the row the scoring code wrote "
+                        f"there: {how}", ids.iloc[i - 1])
+        if len(found) < len(recorded):
+            return (f"content digest mismatch: the table ends after row {max(len(found) - 1, 0)}, but "
+                    f"{PROVENANCE_FILE} seals {len(recorded) - 1} rows: the rows after it were removed", None)
+        return (f"content digest mismatch: the {len(recorded)} record digests of {PROVENANCE_FILE} match its rows but "
+                f"its content digest does not: {PROVENANCE_FILE} was edited", None)
+
+    def _check_unsealed(self, data: bytes, ends: np.ndarray, prov: Mapping[str, Any], ids: pd.Series) -> None:
+        """Every record after the sealed bytes must be one the writer announced in ``pending`` before writing it."""
+        n = int(prov["content_bytes"])
+        sealed = int(np.searchsorted(ends, n, side="right"))
+        pending = prov.get("pending") if isinstance(prov.get("pending"), Mapping) else {}
+        announced = pending.get("records") if pending.get("after_bytes") == n else None
+        found = _record_digests(self.address, data, ends)
+        for j, got in enumerate(found[sealed:]):
+            if not isinstance(announced, list) or j >= len(announced) or announced[j] != got:
+                i = sealed + j
+                raise self._fail(
+                    f"{self._where(data, ends, i)} lies after the {max(sealed - 1, 0)} row(s) sealed by the last "
+                    f"digest and is not a row the scoring code announced before writing it (a row added by hand or "
+                    f"by another program): it is not used", ids.iloc[i - 1] if i else None)
 
     def _check_labels(self, out: pd.DataFrame) -> None:
         labels = self.key["params"].get("labels")
@@ -673,23 +827,86 @@ class ScoreStore:
                 raise _RowProblem(f"{what} ({values}; {int(bad.sum())} row(s) fail this check)", row[ID_COLUMN])
 
     def record_digest(self) -> bool:
-        """Check a table written before digests existed and record its content digest; ``False`` if it had one.
+        """Record the digests of a table written before they existed; ``False`` if it had them all.
 
-        Every check of :meth:`read` but the digest runs first (a table that fails one is not vouched for);
-        ``scores.csv`` is not touched and the provenance gains only ``content_sha256`` and ``content_bytes``.
+        A table with no content digest gets every check of :meth:`read` but the digest first (a table that fails
+        one is not vouched for), then ``content_sha256``, ``content_bytes`` and ``record_sha256``; a table with a
+        content digest but no record digests gets every check of :meth:`read` (its digest included), then the
+        record digests of its sealed bytes. ``scores.csv`` is never touched; the provenance gains only these fields.
         """
         prov = self.provenance
         if prov.get("content_sha256") is not None:
             self.read()
-            return False
-        data = self._read_valid_bytes()
-        self._parse_checked(data, check_digest=False)
+            if prov.get("record_sha256"):
+                return False
+            data = self._read_valid_bytes()[: int(prov["content_bytes"])]
+        else:
+            data = self._read_valid_bytes()
+            self._parse_checked(data, check_digest=False)
         assert self._provenance is not None
         self._provenance["content_sha256"] = hashlib.sha256(data).hexdigest()
         self._provenance["content_bytes"] = len(data)
+        self._provenance["record_sha256"] = _record_digests(self.address, data)
         _atomic_write_text(self.provenance_path, json.dumps(self._provenance, indent=2, sort_keys=True) + "\n")
         self._cache = None
         return True
+
+    def repair(self) -> tuple[int, list[str]]:
+        """Keep the rows the digests vouch for and remove the others; returns the rows kept and the ``prompt_id``
+        values removed (``allocbias store repair FOLDER``).
+
+        Kept: the header and the sealed rows up to the first that differs from its record digest; when every
+        sealed row is intact, also the rows after them that the writer announced (``pending``). Removed: the first
+        row that differs and every row after it, and rows nobody announced (e.g. added by hand). The file is cut
+        after the last kept row and the kept rows are sealed; the next scoring run scores the removed prompts
+        again. ``ValueError`` for a table without a content digest (``record-digests`` first).
+        """
+        prov = self.provenance
+        if not self.provenance_path.exists() or prov.get("content_sha256") is None:
+            raise ValueError(f"{self.path}: no content digest to repair against; run "
+                             f"`python -m allocbias.store record-digests {self.root}` first")
+        with self._locked() as fd:
+            raw = os.pread(fd, os.fstat(fd).st_size, 0)
+            data = raw[: _valid_prefix_length(raw)]
+            ends = _record_ends(data)
+            found = _record_digests(self.address, data, ends)
+            n = int(prov["content_bytes"])
+            sealed = int(np.searchsorted(ends, n, side="right"))
+            if len(data) >= n and hashlib.sha256(data[:n]).hexdigest() == prov["content_sha256"]:
+                keep = sealed
+                pending = prov.get("pending") if isinstance(prov.get("pending"), Mapping) else {}
+                announced = pending.get("records") if pending.get("after_bytes") == n else None
+                for got, want in zip(found[sealed:], announced if isinstance(announced, list) else []):
+                    if got != want:
+                        break
+                    keep += 1
+            else:
+                recorded = prov.get("record_sha256") or []
+                keep = next((i for i, (want, got) in enumerate(zip(recorded, found)) if want != got),
+                            min(len(recorded), len(found)))
+            kept_bytes = int(ends[keep - 1]) if keep else 0
+            removed = self._ids_of(data[: int(ends[0])] if keep else b"", data[kept_bytes:])
+            if kept_bytes != len(raw):
+                os.ftruncate(fd, kept_bytes)
+                os.fsync(fd)
+        assert self._provenance is not None
+        self._provenance.update(content_sha256=hashlib.sha256(data[:kept_bytes]).hexdigest(),
+                                content_bytes=kept_bytes, record_sha256=found[:keep], rows=max(keep - 1, 0))
+        self._provenance.pop("pending", None)
+        self._write_provenance()
+        self._cache = None
+        return max(keep - 1, 0), removed
+
+    @staticmethod
+    def _ids_of(header: bytes, records: bytes) -> list[str]:
+        """The ``prompt_id`` values of CSV ``records`` under ``header`` (as far as they can be read)."""
+        if not records.strip():
+            return []
+        with contextlib.suppress(Exception):  # a mangled record: the count below still says how many went
+            frame = pd.read_csv(io.BytesIO(header + records), dtype=str, keep_default_na=False, na_filter=False)
+            if ID_COLUMN in frame.columns:
+                return frame[ID_COLUMN].tolist()
+        return [f"<record {i + 1}>" for i in range(len(_record_ends(records)))]
 
     def done_ids(self) -> set[str]:
         """The ``prompt_id`` values already stored (complete rows only)."""
@@ -744,7 +961,7 @@ class ScoreStore:
             size = os.fstat(fd).st_size
             data = os.pread(fd, size, 0) if size else b""
             valid = _valid_prefix_length(data)
-            stored = self.read() if valid else None
+            stored = self.read() if valid or self._provenance.get("content_bytes") else None
             if stored is not None:
                 header = list(stored.columns)
                 if set(header) != set(rows.columns):
@@ -769,21 +986,33 @@ class ScoreStore:
             if kinds != checked_kinds:
                 self._check_new_rows(text, kinds, rows, stored=0 if stored is None else len(stored))
             if stored is None:
-                self._provenance["columns"] = kinds
-                self._write_provenance()  # the column kinds are on disk before the first row is
+                self._provenance["columns"] = kinds  # on disk (below) before the first row is
             else:
                 text = text[len(pd.DataFrame(columns=header).to_csv(index=False, lineterminator="\n")):]
+            payload = text.encode("utf-8")
+            content = data[:valid] + payload
+            ends = _record_ends(content)
+            records = _record_digests(self.address, content, ends)
+            # announce the rows before writing them: a kill after this leaves only rows the reader can vouch for
+            sealed = 0 if stored is None else int(self._provenance.get("content_bytes") or 0)
+            self._provenance["pending"] = {"after_bytes": sealed,
+                                           "records": records[int(np.searchsorted(ends, sealed, side="right")):]}
+            self._write_provenance()
             if valid < size:
                 os.ftruncate(fd, valid)
             os.lseek(fd, valid, os.SEEK_SET)
-            payload = text.encode("utf-8")
             written = 0
-            while written < len(payload):
-                written += os.write(fd, payload[written:])
-            os.fsync(fd)
-        content = data[:valid] + payload
+            try:
+                while written < len(payload):
+                    written += os.write(fd, payload[written:])
+                os.fsync(fd)
+            except OSError as exc:  # a full disk: the rows stored before stay; a torn last record is never read
+                raise OutputError(exc.errno, f"could not write {self.scores_path}: {exc.strerror or exc}; the "
+                                             f"{0 if stored is None else len(stored)} row(s) stored before are kept") from exc
         self._provenance["content_sha256"] = hashlib.sha256(content).hexdigest()
         self._provenance["content_bytes"] = len(content)
+        self._provenance["record_sha256"] = records
+        self._provenance.pop("pending", None)
         self._provenance["rows"] = (0 if stored is None else len(stored)) + len(rows)
         if self._provenance.get("command") is None:
             self._provenance["command"] = self.command
@@ -999,3 +1228,25 @@ def check_tables(root: Path, *, record_digests: bool = False, show_traceback: bo
         print(f"bad table(s): {', '.join(bad)}", file=sys.stderr)
         return 1
     return 0
+
+
+def repair_tables(paths: list[Path]) -> int:
+    """:meth:`ScoreStore.repair` each table folder of ``paths`` and print what was kept and removed, one line per
+    table; 0 when every table reads afterwards, 1 otherwise (``allocbias store repair FOLDER ...``)."""
+    bad = 0
+    for path in paths:
+        try:
+            store = _store_of(path)
+            kept, removed = store.repair()
+            rows = len(store.read())
+        except (TableCheckError, ValueError, OSError) as exc:
+            print(f"BAD       {path}: {' '.join(str(exc).split())}", flush=True)
+            bad += 1
+            continue
+        if removed:
+            shown = ", ".join(repr(i) for i in removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
+            print(f"repaired  {path}: kept {kept} rows the digests vouch for, removed {len(removed)} ({shown}); "
+                  "score them again with the command that made the table")
+        else:
+            print(f"ok        {path}: {rows} rows, nothing to remove")
+    return 1 if bad else 0
