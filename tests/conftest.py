@@ -13,6 +13,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `make test` runs two workers on a 2-core machine. torch's default of one thread per core gives four busy
+    # threads on two cores, and its OpenMP threads spin while they wait: the same scoring took 124 CPU s in 119 s
+    # with two threads against 56 CPU s in 64 s with one, side by side on one loaded machine. One thread per worker
+    # (inherited by the notebook kernels a worker starts); a run without workers keeps torch's default.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from allocbias.book.runner import _environment_digest, _recorded_digest  # noqa: E402
 from allocbias.book import (  # noqa: E402
