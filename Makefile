@@ -89,12 +89,14 @@ test: $(STAMP)
 
 # Execute the fast chapters (smoke profile) into build/smoke/, then re-execute those copies with nbval and compare
 # every output with the executed one; tests/nbval_sanitize.cfg masks timings and styled tables' random ids only.
+# Each chapter's cells run in one kernel, in order, on one of the two workers (--dist loadfile).
 # After `pytest tests` the copies are there already, stamped with their inputs' digest (tests/conftest.py executes
 # every chapter into build/smoke/ the way the runner does), so the runner finds them current and executes nothing.
 test-nbval: $(STAMP)
 	$(PY) -m allocbias.book execute --profile smoke --only $(NBVAL_CHAPTERS) --out build/smoke
-	$(PY) -m pytest -q -p no:cacheprovider -p tests.nbval_history --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg $(addprefix build/smoke/,$(addsuffix .ipynb,$(NBVAL_CHAPTERS)))
+	$(PY) -m pytest -q -p no:cacheprovider -p tests.nbval_history -n $(TEST_WORKERS) --dist loadfile --nbval \
+		--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		$(addprefix build/smoke/,$(addsuffix .ipynb,$(NBVAL_CHAPTERS)))
 
 bench: $(STAMP)
 	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(PY) $$b; done
