@@ -99,6 +99,23 @@ def test_a_key_column_past_the_visible_width_is_found(tmp_path):
     assert found["offenders"] == [] and found["figures"] == []
 
 
+@pytest.mark.skipif(chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def test_every_table_wider_than_the_text_column_is_counted(tmp_path):
+    """Issue 39: a table that scrolls inside its box is not "past the column", but its right-hand columns are out of
+    view all the same; the check counts every such table, key columns or not, and a table that fits is not counted."""
+    page = tmp_path / "page.html"
+    heads = "".join(f"<th>column {i}</th>" for i in range(12))
+    page.write_text('<html><head><style>article{width:600px} th{min-width:120px}</style></head><body>'
+                    '<article class="bd-article"><div style="overflow-x:auto;width:580px"><table><tr><th>data set</th>'
+                    f'{heads}</tr></table></div><div style="overflow-x:auto"><table><tr><th>fits</th><th>r</th></tr>'
+                    '</table></div></article></body></html>')
+    found = horizontal_overflow(page, 1280)
+    assert found["offenders"] == [] and found["hidden_keys"] == []
+    assert len(found["wide_tables"]) == 1, found["wide_tables"]
+    wide = found["wide_tables"][0]
+    assert wide["first"] == "data set" and wide["headers_out_of_view"] >= 8 and wide["width"] > wide["column"]
+
+
 @pytest.fixture(scope="module")
 def smoke_book(smoke_notebook, tmp_path_factory) -> Path:
     """The smoke book, built into a temporary folder from the session's smoke-executed chapters."""
@@ -145,6 +162,9 @@ def test_no_page_is_cut_off_on_the_right_and_every_figure_reads(smoke_book):
             if found["scrollWidth"] > found["viewport"] or found["offenders"]:
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: page width {found['scrollWidth']}, "
                                 f"past the column: {found['offenders'][:3]}")
+            if width == 1280 and found["wide_tables"]:
+                problems.append(f"{page.relative_to(smoke_book)} at {width} px: {len(found['wide_tables'])} tables "
+                                f"wider than the text column: {found['wide_tables'][:3]}")
             if width == 1280 and found["hidden_keys"]:
                 problems.append(f"{page.relative_to(smoke_book)} at {width} px: key columns out of view: "
                                 f"{found['hidden_keys'][:3]}")

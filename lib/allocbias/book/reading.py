@@ -8,7 +8,8 @@ not need. These functions measure a page of the built HTML book (jupyter-book 1.
   closed ``<details>`` element and is not counted as visible.
 - :func:`findings_first`: whether the page opens with the findings admonition before its first section.
 - :func:`horizontal_overflow`: runs headless Chromium on a copy of the page with a measuring script injected, and
-  returns the elements whose right edge passes the article column (and is not inside a box that scrolls).
+  returns the elements whose right edge passes the article column (and is not inside a box that scrolls), and
+  every table wider than the text column (a table that scrolls sideways hides its right-hand columns).
 
 Only the standard library is used to read HTML, so the measures run wherever the book builds. The module is
 part of :mod:`allocbias.book` (it was in the study): it reads pages, not findings.
@@ -168,6 +169,23 @@ window.addEventListener('load', function () { setTimeout(function () {
     if (tr.right > right) out.hidden_keys.push('"' + text.slice(0, 40) + '" right=' + Math.round(tr.right)
                                                + ' visible to ' + Math.round(right - 1));
   }
+  // every table wider than the article's text column (all of it, not only its key columns): the table's right
+  // edge past the column, whether or not a box around it scrolls; with the headers that lie out of view
+  out.wide_tables = [];
+  var colRight = art.getBoundingClientRect().right - parseFloat(getComputedStyle(art).paddingRight || 0) + 1;
+  var tables = art.querySelectorAll('table');
+  for (var t = 0; t < tables.length; t++) {
+    var tb = tables[t], rb = tb.getBoundingClientRect();
+    if (rb.width === 0 || rb.right <= colRight) continue;
+    var ths = tb.querySelectorAll('thead th, tr:first-child th'), cut = [];
+    for (var q = 0; q < ths.length; q++) {
+      if (ths[q].getBoundingClientRect().right > colRight) cut.push((ths[q].textContent || '').trim().slice(0, 30));
+    }
+    var cap = tb.querySelector('caption'), head = (cap ? cap.textContent : '') || (ths.length ? ths[0].textContent : '');
+    out.wide_tables.push({width: Math.round(rb.width), column: Math.round(colRight - rb.left - 1),
+                          headers_out_of_view: cut.length, first: (head || '').trim().replace(/\\s+/g, ' ').slice(0, 50),
+                          cut: cut.slice(0, 4)});
+  }
   var imgs = art.querySelectorAll('.cell_output img');
   for (var m = 0; m < imgs.length; m++) {
     var im = imgs[m];
@@ -204,7 +222,9 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
     than the viewport: the whole page scrolls sideways), ``article_right``, ``offenders`` (outermost elements
     past the article column, each as ``tag.class right=<px> "text"``), ``hidden_keys`` (table headers of verdict
     or flag columns whose right edge lies past the visible width of their scrolling box, so a reader must scroll
-    to see them) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
+    to see them), ``wide_tables`` (every table wider than the article's text column, scrolling or not: its
+    ``width``, the ``column`` width it has, ``headers_out_of_view``, ``first`` (its caption or first header) and
+    ``cut``, the first headers out of view) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
     Chromium is missing or returns no measurement.
     """
     page = Path(page)

@@ -32,6 +32,7 @@ import pandas as pd
 from .. import checks
 from ..checks import require_columns
 from ..measures import ll144, metrics, reliability, selection
+from ..measures.verdicts import reliability_word  # the book's one set of reliability words, re-exported
 from .findings import Findings
 
 __all__ = [
@@ -76,20 +77,6 @@ LL144_SEARCH_MAX = 3000
 def _fmt(x: float, digits: int = 2) -> str:
     text = f"{x:.{digits}f}"
     return text.lstrip("-") if float(text) == 0 else text.replace("-", "−")
-
-
-def reliability_word(rho: float) -> str:
-    """How reliable a statistic with split-half reliability ``rho`` is, in words: ``"reliable"`` (0.8 or more),
-    ``"moderately reliable"`` (0.5 to 0.8), ``"unreliable"`` (above 0, below 0.5) or ``"not reliable at all"``
-    (0 or less: the halves do not agree).
-
-    >>> [reliability_word(r) for r in (0.85, 0.6, 0.05, -0.02)]
-    ['reliable', 'moderately reliable', 'unreliable', 'not reliable at all']
-    """
-    if rho is None or not np.isfinite(float(rho)):
-        raise ValueError(f"rho must be a finite number, got {rho!r}")
-    return ("reliable" if rho >= 0.8 else "moderately reliable" if rho >= 0.5 else "unreliable" if rho > 0
-            else "not reliable at all")
 
 
 def size_phrase(rho: float, n: float, target: float, *, unit: str, audited: float | None = None) -> str:
