@@ -175,14 +175,14 @@ window.addEventListener('load', function () { setTimeout(function () {
   var colRight = art.getBoundingClientRect().right - parseFloat(getComputedStyle(art).paddingRight || 0) + 1;
   var tables = art.querySelectorAll('table');
   for (var t = 0; t < tables.length; t++) {
-    var tb = tables[t], rb = tb.getBoundingClientRect();
-    if (rb.width === 0 || rb.right <= colRight) continue;
+    var tb = tables[t], rb = tb.getBoundingClientRect(), w = Math.max(rb.width, tb.scrollWidth);
+    if (rb.width === 0 || rb.left + w <= colRight) continue;  // a table that scrolls in itself is as wide as its content
     var ths = tb.querySelectorAll('thead th, tr:first-child th'), cut = [];
     for (var q = 0; q < ths.length; q++) {
       if (ths[q].getBoundingClientRect().right > colRight) cut.push((ths[q].textContent || '').trim().slice(0, 30));
     }
     var cap = tb.querySelector('caption'), head = (cap ? cap.textContent : '') || (ths.length ? ths[0].textContent : '');
-    out.wide_tables.push({width: Math.round(rb.width), column: Math.round(colRight - rb.left - 1),
+    out.wide_tables.push({width: Math.round(w), column: Math.round(colRight - rb.left - 1),
                           headers_out_of_view: cut.length, first: (head || '').trim().replace(/\\s+/g, ' ').slice(0, 50),
                           cut: cut.slice(0, 4)});
   }
