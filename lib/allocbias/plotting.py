@@ -572,6 +572,160 @@ def plot_metric_sweep(
     return grid.figure
 
 
+#: What a table shows for a value that does not exist (a correlation over constant values, a rate of no one): a
+#: dash, and the table's caption says why (:func:`show_table`'s ``dash_note``).
+DASH = "–"
+MINUS = "−"
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """One number as the book's tables show it: whole numbers with thousands separators, other numbers to at most
+    ``digits`` decimals with a true minus sign and never "-0.00", a value too small to show as "< 0.001", a missing
+    or undefined value as a dash (:data:`DASH`), booleans as "yes"/"no"; text is returned as it is.
+
+    >>> [number_text(v) for v in (1605, 25000.0, 0.95, 2.0, -0.0004, 7.5e-11, -0.25, float("nan"), None, True)]
+    ['1,605', '25,000', '0.950', '2', '0.000', '< 0.001', '−0.250', '–', '–', 'yes']
+    >>> number_text(0.123456, 2), number_text("ΔDP")
+    ('0.12', 'ΔDP')
+    """
+    if value is None or value is pd.NA:
+        return DASH
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Real):
+        return str(value)
+    x = float(value)
+    if not np.isfinite(x):
+        return DASH
+    if x == int(x) and abs(x) < 2**53:
+        return f"{int(x):,}".replace("-", MINUS)
+    text = f"{x:,.{digits}f}"
+    if float(text.replace(",", "")) == 0:
+        return f"< {10 ** -digits:.{digits}f}" if x > 0 else f"{0:.{digits}f}"
+    return text.replace("-", MINUS)
+
+
+def interval_text(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
+    """An estimate and its interval in one cell: "0.46 [−0.15, 0.85]"; a missing interval leaves the estimate.
+
+    >>> interval_text(0.4567, -0.15, 0.853), interval_text(0.4, float("nan"), float("nan"))
+    ('0.46 [−0.15, 0.85]', '0.40')
+    """
+    est = _fixed(estimate, digits)
+    if any(v is None or not np.isfinite(float(v)) for v in (low, high)):
+        return est
+    return f"{est} [{_fixed(low, digits)}, {_fixed(high, digits)}]"
+
+
+def evidence_text(estimate: Any, low: Any, high: Any, *, null: Any = None, ceiling: Any = None,
+                  digits: int = 2) -> str:
+    """A verdict's evidence in one readable cell: the held-out r with its 95% interval, its permutation null's
+    97.5th percentile and the gap's ceiling, "0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43".
+
+    >>> evidence_text(0.46, -0.15, 0.85, null=0.49, ceiling=0.43)
+    '0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43'
+    """
+    parts = [interval_text(estimate, low, high, digits)]
+    if null is not None:
+        parts.append(f"null {_fixed(null, digits)}")
+    if ceiling is not None:
+        parts.append(f"ceiling {_fixed(ceiling, digits)}")
+    return "; ".join(parts)
+
+
+def _fixed(value: Any, digits: int) -> str:
+    """A number to exactly ``digits`` decimals (minus sign, no "-0.00", dash when missing)."""
+    if value is None or value is pd.NA or not np.isfinite(float(value)):
+        return DASH
+    text = f"{float(value):.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+
+
+#: Interval columns a table joins into its estimate's cell (:func:`join_intervals`): for an estimate column ``X``,
+#: the first pair of these suffixes present (``X_ci_lo``/``X_ci_hi``...); an estimate named in the keys of
+#: :data:`_ESTIMATE_ALIASES` also takes its alias's pairs (``impact_ratio`` with ``ir_low``/``ir_high``).
+_INTERVAL_SUFFIXES = (("_ci_lo", "_ci_hi"), ("_ci_low", "_ci_high"), ("_lo", "_hi"), ("_low", "_high"),
+                      (" low", " high"), (" lo", " hi"))
+_ESTIMATE_ALIASES = {"impact_ratio": ("ir",), "estimate": ("ci",), "heldout_mean": ("heldout", "heldout_ci"),
+                     "null_mean": ("null",), "heldout_null_mean": ("heldout_null",), "heldout_r": ("ci",),
+                     "r": ("ci",)}
+
+
+def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Each estimate column with an interval beside it (``X`` and ``X_lo``/``X_hi``, ``X_ci_lo``/``X_ci_hi``,
+    ``X_low``/``X_high``; ``impact_ratio`` with ``ir_low``/``ir_high``; ``null_mean`` with ``null_lo``/``null_hi``)
+    becomes one text column "X [95%]" of cells "0.46 [−0.15, 0.85]", and the interval columns go. A pair without
+    an estimate (``null_lo``, ``null_hi`` alone) becomes one column "null 95% range" of cells "[lo, hi]".
+
+    >>> t = pd.DataFrame({"group": ["a"], "rate": [0.25], "rate_low": [0.2], "rate_high": [0.3],
+    ...                   "impact_ratio": [0.8], "ir_low": [0.7], "ir_high": [0.9], "null_lo": [-0.1], "null_hi": [0.2]})
+    >>> join_intervals(t).to_dict("records")
+    [{'group': 'a', 'rate [95%]': '0.25 [0.20, 0.30]', 'impact_ratio [95%]': '0.80 [0.70, 0.90]', 'null 95% range': '[−0.10, 0.20]'}]
+    """
+    t = frame.copy()
+    columns = [c for c in t.columns if isinstance(c, str)]
+    used: set[str] = set()
+    joined: dict[str, str] = {}
+    for est in columns:
+        if est in used or not pd.api.types.is_numeric_dtype(t[est]):
+            continue
+        for stem in (est, *_ESTIMATE_ALIASES.get(est, ())):
+            pair = next(((stem + a, stem + b) for a, b in _INTERVAL_SUFFIXES
+                         if stem + a in t.columns and stem + b in t.columns and stem + a not in used), None)
+            if stem == est and est in ("heldout_mean",) and ("heldout_ci_lo" in t.columns):
+                pair = ("heldout_ci_lo", "heldout_ci_hi")
+            if pair:
+                lo, hi = pair
+                t[est] = [interval_text(e, a, b, digits) for e, a, b in zip(t[est], t[lo], t[hi])]
+                used.update((est, lo, hi))
+                joined[est] = f"{est} [95%]"
+                break
+    for a, b in _INTERVAL_SUFFIXES:  # pairs left without an estimate: one range column
+        for lo in [c for c in columns if c.endswith(a) and c not in used]:
+            stem = lo[: -len(a)]
+            hi = stem + b
+            if hi in t.columns and hi not in used and stem and pd.api.types.is_numeric_dtype(t[lo]):
+                t[lo] = [f"[{_fixed(x, digits)}, {_fixed(y, digits)}]" for x, y in zip(t[lo], t[hi])]
+                used.update((lo, hi))
+                joined[lo] = f"{stem} 95% range"
+                t = t.drop(columns=hi)
+    drop = [c for c in used if c not in joined and c in t.columns]
+    return t.drop(columns=drop).rename(columns=joined)
+
+
+#: Column names in words (:func:`header_words`): code names a table may carry and what a reader reads instead.
+HEADER_WORDS: dict[str, str] = {
+    "heldout": "held-out", "heldout_mean": "held-out r", "heldout_r": "held-out r", "null_mean": "null mean",
+    "null_percentile": "percentile of the null", "ir": "impact ratio", "impact_ratio": "impact ratio",
+    "n": "n", "avg_gap": "mean gap δ", "ci": "95% interval", "se": "standard error", "pct": "%",
+    "n_points": "points", "ir_below_08": "points below 0.8", "ir_below_08_null_mean": "below 0.8 under the null",
+    "ir_below_08_null_hi": "below 0.8, null 97.5%", "p_value": "p-value", "pvalue": "p-value",
+}
+
+
+def header_words(name: Any) -> Any:
+    """A column name as a reader reads it: a known code name in words (:data:`HEADER_WORDS`, :data:`METRIC_SHORT`),
+    otherwise its underscores as spaces ("rate_low" -> "rate low", "heldout_ci_hi" -> "held-out ci hi").
+
+    >>> [header_words(c) for c in ("heldout_mean", "rate_low", "rabbi", "impact_ratio [95%]", "k")]
+    ['held-out r', 'rate low', 'RABBI', 'impact ratio [95%]', 'k']
+    """
+    if not isinstance(name, str):
+        return name
+    if name in HEADER_WORDS:
+        return HEADER_WORDS[name]
+    if name in METRIC_SHORT:
+        return METRIC_SHORT[name]
+    head, sep, tail = name.partition(" ")
+    if sep and head in HEADER_WORDS:
+        return f"{HEADER_WORDS[head]} {tail}"
+    if "_" not in name:
+        return name
+    return " ".join(HEADER_WORDS.get(w, w) for w in name.split("_"))
+
+
 #: Words that mark a table's key columns (verdicts and flags): :func:`show_table` puts them right after the row
 #: labels, so that they stay in view when a wide table scrolls.
 KEY_COLUMN_WORDS: tuple[str, ...] = ("verdict", "flag", "four_fifths", "four-fifths", "below 0.8", "below_08")
