@@ -1007,7 +1007,9 @@ def _metric_colours() -> dict[str, Any]:
 def figure_controls(findings: RealScoreFindings) -> Any:
     """Each metric's correlation with ΔDP across k, one row per data set: the in-sample Pearson r, the mean r with
     the group labels shuffled within pools (the permutation null) and the held-out r, with the gap's split-half
-    reliability's square root (black, dashed: the ceiling on the held-out r) beside the held-out r. Metrics differ
+    reliability's square root (black, dashed: the ceiling on the held-out r) and each metric's held-out permutation
+    null (its 97.5th percentile, dotted in the metric's colour: the bar the verdict asks the held-out r's interval to
+    clear) beside the held-out r. Metrics differ
     by marker and line style as well as colour. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
@@ -1018,7 +1020,8 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     from ..plotting import METRIC_LABELS, label_axes
 
     table = findings.validity
-    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling"], "findings.validity")
+    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling", "heldout_null_hi"],
+             "findings.validity")
     ddp = table[table["gap"] == "dDP"]
     long = ddp.melt(id_vars=["data set", "metric", "k"], value_vars=list(CONTROL_LABELS), var_name="control",
                     value_name="correlation")
@@ -1039,6 +1042,11 @@ def figure_controls(findings: RealScoreFindings) -> Any:
             if control == CONTROL_LABELS["heldout_mean"]:
                 own = rel[rel["data set"] == dataset]
                 ax.plot(own["k"], own["ceiling"], color="black", ls="--", lw=1.2)
+                # each metric's held-out permutation null (its 97.5th percentile, dotted, in the metric's colour):
+                # the verdict's bar, which a held-out r under the ceiling may still not clear
+                for metric, rows in ddp[ddp["data set"] == dataset].groupby("metric", sort=False):
+                    ax.plot(rows["k"], rows["heldout_null_hi"], color=_metric_colours()[METRIC_LABELS[metric]],
+                            ls=":", lw=1.4)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             label_axes(ax, title=f"{dataset}\n{control}", x="k (seats per pool)" if i == len(datasets) - 1 else "",
                        y="Pearson r with ΔDP" if j == 0 else "")
@@ -1046,7 +1054,9 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     axes[0, 0].get_legend().remove()
     fig.suptitle("Each metric's correlation with the selection-rate gap, with and without its controls")
     fig.tight_layout()
-    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "ceiling: √(gap's split-half reliability)"],
+    fig.legend([*handles, Line2D([], [], color="black", ls="--"), Line2D([], [], color="0.3", ls=":", lw=1.4)],
+               [*labels, "ceiling: √(gap's split-half reliability)",
+                "held-out null, 97.5% (dotted)"],
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=13)
     return fig
 
