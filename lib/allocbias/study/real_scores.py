@@ -882,6 +882,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_n_scores": int(len(lip_all)),
         "lippens_n_pools": int(lip["vacancy_id"].nunique()),
         "lippens_n_job_types": int(lip["job_type"].nunique()),
+        # the size the controls' split-half reliability is measured at: half of each job type's vacancies
+        "lippens_vacancies_per_half": int(lip.groupby("job_type")["vacancy_id"].nunique().min() // 2),
         "lippens_n_groups": int(lip["group"].nunique()),
         "lippens_n_other_groups": int(lip["group"].nunique() - 1),
         "lippens_n_flagged": int(len(lip_all) - len(lip)),
@@ -926,6 +928,10 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
             scalars[f"{prefix}_ceiling_{short}_k1"] = float(row["ceiling"])
         row = _row(table, dataset, table["metric"].iloc[0], 1)
         scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
+        scalars[f"{prefix}_gap_reliability_word_k1"] = validity.reliability_word(float(row["reliability"]))
+        if "rabbi" in set(table["metric"]):
+            rabbi = _row(table, dataset, "rabbi", 1)
+            scalars[f"{prefix}_rabbi_verdict_short_k1"] = str(validity.verdict_words(rabbi, gap=_gap_label(rabbi))["short"])
         scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
     # the exercises' answers: the metric whose held-out r comes closest to the gap's ceiling on Lippens at k = 1,
     # and the smallest impact ratio at the largest k of the pooled rates
