@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from allocbias.book import toc_notebooks
-from allocbias.book.reading import chromium, findings_first, horizontal_overflow, read_page, visible_code_share
+from allocbias.book.reading import (SIZE_WORDS, chromium, findings_first, glued_sentences, horizontal_overflow, read_page,
+                                    reliability_word_problems, visible_code_share)
 from allocbias.plotting import min_display_scale
 
-from .conftest import ROOT
+from .conftest import ROOT, markdown_text
 
 MAX_CODE_SHARE = 0.20
 WIDTHS = (1280, 800)
@@ -261,3 +262,88 @@ def test_the_make_book_time_is_the_recorded_measurement_and_within_the_goal():
     assert "{include} make_book_time.md" in (ROOT / "book" / "running.md").read_text(encoding="utf-8")
     assert set(record["chapters_seconds"]) == {p.stem for p in toc_notebooks(root=ROOT)}
     assert record["total_seconds"] <= record["goal_minutes"] * 60
+
+
+#: One quantity that two chapters measure, each with its own glue key (issue 39 item 2): where their glued values
+#: differ, every sentence that quotes either names the size it was measured at.
+SAME_QUANTITY = {
+    "a Lippens job type's top-1 gap reliability": {"11_real_model_scores": "lippens_gap_reliability_k1",
+                                                   "12_audit_size": "lippens_jobtype_gap_reliability_k1"},
+    "re-cinq's top-1 gap reliability": {"11_real_model_scores": "recinq_gap_reliability_k1",
+                                        "12_audit_size": "recinq_gap_reliability"},
+}
+#: keys that are a chapter's own parameters, not quantities: two chapters may glue different values under them
+PARAMETER_KEYS = re.compile(r"(n_boot|n_perm|n_splits|seed|rounds|k|n_boot_used|n_perm_used|n_splits_used)$")
+
+
+def _book_prose(glued: dict) -> dict[str, list[dict]]:
+    pages = {stem: glued_sentences(markdown_text(path), glued, page=stem) for stem, path in glued["_paths"].items()}
+    for page in sorted((ROOT / "book").glob("*.md")):
+        pages[f"book/{page.name}"] = glued_sentences(page.read_text(encoding="utf-8"), glued)
+    return pages
+
+
+def quantity_problems(glued: dict, pages: dict[str, list[dict]]) -> list[str]:
+    """Two chapters' different values of one quantity quoted without a size; one key glued with different values
+    by two chapters."""
+    problems = []
+    for name, keys in SAME_QUANTITY.items():
+        values = {stem: glued.get(stem, {}).get(key) for stem, key in keys.items()}
+        if None in values.values() or len({round(float(v), 2) for v in values.values()}) == 1:
+            continue
+        quoted = set(keys.items())
+        for page, sentences in pages.items():
+            for s in sentences:
+                if quoted & set(s["keys"]) and not SIZE_WORDS.search(s["text"]):
+                    problems.append(f"{page}: {name} ({values}) quoted without its size: {s['text'][:200]}")
+    by_key: dict[str, dict] = {}
+    for stem, values in glued.items():
+        if stem.startswith("_"):
+            continue
+        for key, value in values.items():
+            if isinstance(value, (int, float, str)) and not PARAMETER_KEYS.match(key):
+                by_key.setdefault(key, {})[stem] = value
+    for key, per in by_key.items():
+        if len(per) > 1 and len({round(v, 6) if isinstance(v, float) else v for v in per.values()}) > 1:
+            problems.append(f"{key} is glued with different values by {sorted(per)}: {per}")
+    return problems
+
+
+def test_the_reliability_checks_fail_on_the_words_of_issue_39():
+    """The checks below can fail: the old verdict clause, and a 0.05 gap called reliable; two chapters' numbers for
+    one quantity without a size."""
+    old = glued_sentences("RABBI {glue:text}`v`.", {"c": {"v": "is not shown to track ΔDP at this size: the 95% "
+                          "interval reaches into its null, although ΔDP is reliable enough for a metric to be tested"}},
+                          page="c")
+    assert reliability_word_problems(old)
+    low = glued_sentences("The gap is reliable: $r =$ {glue:text}`lippens_gap_reliability_k1:.2f`.",
+                          {"c": {"lippens_gap_reliability_k1": 0.05}}, page="c")
+    assert reliability_word_problems(low) and not reliability_word_problems(
+        glued_sentences("The gap is unreliable: $r =$ {glue:text}`lippens_gap_reliability_k1:.2f`.",
+                        {"c": {"lippens_gap_reliability_k1": 0.05}}, page="c"))
+    glued = {"11_real_model_scores": {"lippens_gap_reliability_k1": 0.05},
+             "12_audit_size": {"lippens_jobtype_gap_reliability_k1": 0.043}}
+    bare = {"a": glued_sentences("It agrees at {glue:text}`lippens_gap_reliability_k1:.2f`.", glued,
+                                 page="11_real_model_scores")}
+    sized = {"a": glued_sentences("From 15 vacancies per half it agrees at {glue:text}`lippens_gap_reliability_k1:.2f`.",
+                                  glued, page="11_real_model_scores")}
+    assert quantity_problems(glued, bare) and not quantity_problems(glued, sized)
+    assert quantity_problems({"a": {"n_pools": 3}, "b": {"n_pools": 4}}, {})
+
+
+@pytest.mark.notebooks
+def test_no_gap_under_0_8_is_called_reliable_and_one_quantity_has_one_number(smoke_notebook):
+    """Issue 39 items 1 and 2, on every executed chapter (smoke profile) and every book page with the chapters'
+    glued values pasted in: "reliable" only beside a reliability of 0.8 or more, never "reliable enough"; a quantity
+    two chapters measure is quoted with its size wherever their values differ, and a key two chapters glue holds
+    one value."""
+    glued: dict = {"_paths": {}}
+    for source in toc_notebooks(root=ROOT):
+        path, values = smoke_notebook(source.stem)
+        glued[source.stem] = values
+        glued["_paths"][source.stem] = path
+    pages = _book_prose(glued)
+    problems = [f"{page}: {p}" for page, sentences in pages.items() for p in reliability_word_problems(sentences)]
+    problems += quantity_problems(glued, pages)
+    assert sum(len(s) for s in pages.values()) > 1000
+    assert not problems, "\n".join(problems)

@@ -25,7 +25,8 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["PageReading", "findings_first", "horizontal_overflow", "read_page", "visible_code_share"]
+__all__ = ["PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "read_page", "reliability_word_problems",
+           "visible_code_share"]
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -252,3 +253,93 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
     import html as _html
 
     return json.loads(_html.unescape(found.group(1)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The words of the executed prose: glue references replaced by their values, one sentence at a time
+# ---------------------------------------------------------------------------------------------------------------
+_GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
+_CODE_BLOCK = re.compile(r"^```(?!\{)[^\n]*\n.*?^```", re.S | re.M)
+#: "reliable" as a word of its own: not "unreliable", not "moderately reliable"
+_RELIABLE = re.compile(r"(?<!moderately )\breliable\b", re.I)
+_AGREES = re.compile(r"agrees with itself at (?:only )?r = ([−-]?\d+\.\d+)")
+#: words that name the size a reliability was measured at
+SIZE_WORDS = re.compile(r"\b\d[\d,]*\b[^.;]{0,60}?\b(vacanc|runs?\b|answers?\b|résumés?\b|names?\b|units?\b|per half)",
+                        re.I)
+
+
+def _glued(ref: str, page: str | None, glued: dict[str, dict]) -> tuple[str, str, object]:
+    """``(stem, key, value)`` of one glue reference (``key[:fmt]`` on a chapter, ``/build/notebooks/STEM.ipynb::
+    key:fmt`` on a book page), its value formatted as the page shows it."""
+    if "::" in ref:
+        path, ref = ref.split("::", 1)
+        stem = Path(path).stem
+    else:
+        stem = page or ""
+    key, _, fmt = ref.partition(":") if ref.count(":") else (ref, "", "")
+    value = glued.get(stem, {}).get(key)
+    if value is None:
+        return stem, key, f"??{key}"
+    try:
+        text = format(value, fmt) if fmt and fmt != "s" else str(value)
+    except (TypeError, ValueError):
+        text = str(value)
+    return stem, key, text
+
+
+def glued_sentences(markdown: str, glued: dict[str, dict], *, page: str | None = None) -> list[dict]:
+    """The sentences of a page's prose as a reader reads them, each with the glued values it quotes.
+
+    ``glued`` maps a chapter's stem to its glued values; ``page`` is the chapter whose short references
+    (``{glue:text}`key```) the markdown holds (``None`` for a book page, whose references name their chapter).
+    Code blocks are left out. Returns one dict per sentence: ``text`` (references replaced by their formatted
+    values), ``keys`` (``(stem, key)`` quoted) and ``reliabilities``: the numbers it quotes as reliabilities, from
+    glued numbers whose key names a reliability (not an interval's end, not a size) and from "agrees with itself
+    at r = x" phrases.
+
+    >>> s = glued_sentences("The gap agrees at {glue:text}`x_gap_reliability:.2f`. It is reliable.", {"c": {
+    ...     "x_gap_reliability": 0.048}}, page="c")
+    >>> [(d["text"], d["reliabilities"]) for d in s]
+    [('The gap agrees at 0.05.', [0.048]), ('It is reliable.', [])]
+    """
+    prose = _CODE_BLOCK.sub("", markdown)
+    out = []
+    for block in re.split(r"\n\s*\n|\n\s*[-*] ", prose):
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(*{])", block):
+            keys, values = [], []
+
+            def sub(m: re.Match) -> str:
+                stem, key, text = _glued(m.group(1), page, glued)
+                keys.append((stem, key))
+                value = glued.get(stem, {}).get(key)
+                if ("reliab" in key and not re.search(r"_(lo|hi|low|high)(_|$)|for_reliability|word", key)
+                        and isinstance(value, (int, float)) and not isinstance(value, bool) and -1 <= value <= 1):
+                    values.append(float(value))
+                return text
+
+            text = " ".join(_GLUE_REF.sub(sub, sentence).split())
+            values += [float(x.replace("−", "-")) for x in _AGREES.findall(text)]
+            if text:
+                out.append({"text": text, "keys": keys, "reliabilities": values})
+    return out
+
+
+def reliability_word_problems(sentences: list[dict]) -> list[str]:
+    """Sentences that call a gap "reliable" against the book's words (issue 39): "reliable" (not "unreliable" or
+    "moderately reliable") beside a quoted reliability under 0.8 (under 0.5 is "unreliable", 0.5 to 0.8
+    "moderately reliable"), and "reliable enough", which says a gap of any reliability may be tested.
+
+    >>> reliability_word_problems([{"text": "ΔDP is reliable enough for a metric to be tested.", "reliabilities": []},
+    ...                            {"text": "It is reliable (r = 0.05).", "reliabilities": [0.05]},
+    ...                            {"text": "It is unreliable (r = 0.05).", "reliabilities": [0.05]},
+    ...                            {"text": "It is reliable (r = 0.85).", "reliabilities": [0.85]}])
+    ['"reliable enough": ΔDP is reliable enough for a metric to be tested.', '"reliable" beside a reliability of 0.05: It is reliable (r = 0.05).']
+    """
+    problems = []
+    for s in sentences:
+        text = s["text"]
+        if re.search(r"\breliable enough\b", text, re.I):
+            problems.append(f'"reliable enough": {text[:300]}')
+        elif _RELIABLE.search(text) and s["reliabilities"] and min(s["reliabilities"]) < 0.8:
+            problems.append(f'"reliable" beside a reliability of {min(s["reliabilities"]):.2f}: {text[:300]}')
+    return problems
