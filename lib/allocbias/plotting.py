@@ -20,6 +20,12 @@ from .checks import require_columns
 
 __all__ = [
     "show_table",
+    "count_text",
+    "number_text",
+    "interval_text",
+    "evidence_text",
+    "join_intervals",
+    "header_words",
     "table_frame",
     "KEY_COLUMN_WORDS",
     "GROUP_ORDER",
@@ -605,6 +611,16 @@ def number_text(value: Any, digits: int = 3) -> str:
     if float(text.replace(",", "")) == 0:
         return f"< {10 ** -digits:.{digits}f}" if x > 0 else f"{0:.{digits}f}"
     return text.replace("-", MINUS)
+
+
+def count_text(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun, singular or plural as the count asks, never "(s)" or "1 points"; thousands separated.
+
+    >>> count_text(1, "system"), count_text(6, "system"), count_text(2977, "pool"), count_text(1, "reply", "replies")
+    ('1 system', '6 systems', '2,977 pools', '1 reply')
+    """
+    n = int(n)
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
 def interval_text(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:

@@ -33,7 +33,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import METRIC_SHORT, label_axes, metric_palette, system_palette
+from ..plotting import METRIC_SHORT, count_text, label_axes, metric_palette, system_palette
 from ..scoring.systems import parse_system
 from .findings import Findings
 
@@ -115,10 +115,10 @@ def essay_note(full: pd.Series | None, n_essay: int, bound: float = float("nan")
     (``full`` indexed by (gap, metric)) beside the paper's bound and the random floor, or why there is no panel.
 
     >>> essay_note(None, 1)
-    'only 1 system(s) have graded every ELLIPSE essay of the study sample, and a ranking needs at least two'
+    'only 1 system has graded every ELLIPSE essay of the study sample, and a ranking needs at least two'
     """
     if full is None or n_essay < 2:
-        return (f"only {n_essay} system(s) have graded every ELLIPSE essay of the study sample, and a "
+        return (f"only {count_text(n_essay, 'system')} {'has' if n_essay == 1 else 'have'} graded every ELLIPSE essay of the study sample, and a "
                 "ranking needs at least two")
     return (f"RABBI's full-ranking NDCG is {full[('dDP', 'rabbi')]:.3f} against ΔDP and "
             f"{full[('dEO', 'rabbi')]:.3f} against ΔEO here, the paper's bound is NDCG@10 ≥ {bound:.2f}; "

@@ -47,7 +47,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, group_handles, group_palette,
+from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, count_text, group_handles, group_palette,
                         label_axes, metric_palette, show_table, with_sex)
 from ..scoring.systems import MODELS, parse_system
 from .findings import Findings
@@ -235,7 +235,7 @@ def coverage_phrase(n_kept: int, n_systems: int) -> str:
     if not n_kept:
         return "none of the systems with pairwise answers names a candidate"
     return (f"{n_kept} of {n_systems} systems with pairwise answers name a candidate at all, "
-            f"and the one(s) that do name one in a minority of prompts")
+            f"and {'the one that does names' if n_kept == 1 else 'those that do name'} one in a minority of prompts")
 
 
 #: A table as the chapter shows it: the book's one table view (:func:`allocbias.plotting.show_table`).
@@ -466,7 +466,7 @@ def predictive_validity_findings(
             "100 per group", "1,800 (stated in the later version, Cyberey, Ji, Evans 2025, Table 2)",
             "1 (Table 1, Figure 2)", "up to 280 (10 models × 4 jobs × 7 groups)"],
         "this chapter": [
-            f"{len(models)} tiny model(s): {', '.join(models)} (SmolLM2-135M-Instruct; Gemma 3 270M is a base model, "
+            f"{count_text(len(models), 'tiny model')}: {', '.join(models)} (SmolLM2-135M-Instruct; Gemma 3 270M is a base model, "
             "not instruction-tuned)",
             f"{len(systems)}: model × precision ({', '.join(sorted({a.precision for a in audited}))}) × prompt wording "
             f"({', '.join(sorted({a.wording for a in audited}))})",
