@@ -19,7 +19,7 @@ import pytest
 
 from allocbias.book import toc_notebooks
 from allocbias.book.reading import (SIZE_WORDS, chromium, findings_first, glued_sentences, horizontal_overflow, read_page,
-                                    reliability_word_problems, visible_code_share)
+                                    reliability_word_problems, visible_code_share, word_problems)
 from allocbias.plotting import min_display_scale
 
 from .conftest import ROOT, markdown_text
@@ -332,7 +332,7 @@ def test_the_reliability_checks_fail_on_the_words_of_issue_39():
 
 
 @pytest.mark.notebooks
-def test_no_gap_under_0_8_is_called_reliable_and_one_quantity_has_one_number(smoke_notebook):
+def test_no_gap_under_0_8_is_called_reliable_one_quantity_has_one_number_and_counts_read(smoke_notebook):
     """Issue 39 items 1 and 2, on every executed chapter (smoke profile) and every book page with the chapters'
     glued values pasted in: "reliable" only beside a reliability of 0.8 or more, never "reliable enough"; a quantity
     two chapters measure is quoted with its size wherever their values differ, and a key two chapters glue holds
@@ -345,5 +345,7 @@ def test_no_gap_under_0_8_is_called_reliable_and_one_quantity_has_one_number(smo
     pages = _book_prose(glued)
     problems = [f"{page}: {p}" for page, sentences in pages.items() for p in reliability_word_problems(sentences)]
     problems += quantity_problems(glued, pages)
+    # and the prose's words for numbers: no "(s)", "1 points", "nan" or "-0.00" (issue 39 item 4)
+    problems += [f"{page}: {p}" for page, sentences in pages.items() for p in word_problems(sentences)]
     assert sum(len(s) for s in pages.values()) > 1000
     assert not problems, "\n".join(problems)

@@ -26,7 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 __all__ = ["PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "read_page", "reliability_word_problems",
-           "visible_code_share"]
+           "visible_code_share", "word_problems"]
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -342,4 +342,31 @@ def reliability_word_problems(sentences: list[dict]) -> list[str]:
             problems.append(f'"reliable enough": {text[:300]}')
         elif _RELIABLE.search(text) and s["reliabilities"] and min(s["reliabilities"]) < 0.8:
             problems.append(f'"reliable" beside a reliability of {min(s["reliabilities"]):.2f}: {text[:300]}')
+    return problems
+
+
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S)
+_WORD_PROBLEMS = (
+    (re.compile(r"[a-z]{3}\(s\)(?![\w(])"), 'a plural written "(s)"'),
+    (re.compile(r"(?<![\w.,])1 (points|systems|cells|jobs|tables|models|groups|runs|items|vacancies|answers)\b"),
+     "one of a plural noun"),
+    (re.compile(r"(?<![\w-])nan(?![\w-])", re.I), '"nan" for a value that does not exist'),
+    (re.compile(r"(?<![\w.])[−-]0\.0+(?!\d*[1-9])\b"), 'a negative zero ("-0.00")'),
+)
+
+
+def word_problems(sentences: list[dict]) -> list[str]:
+    """Sentences (of :func:`glued_sentences`, math left out) with the words issue 39 forbids: a plural written
+    "(s)", "1 points", "nan", "-0.00".
+
+    >>> word_problems([{"text": "It read 6 system(s) with $f(s)$."}, {"text": "1 points, r = nan and -0.00."},
+    ...                {"text": "1 point, r = 0.00 and f(s)."}])
+    ['a plural written "(s)": It read 6 system(s) with .', 'one of a plural noun: 1 points, r = nan and -0.00.', '"nan" for a value that does not exist: 1 points, r = nan and -0.00.', 'a negative zero ("-0.00"): 1 points, r = nan and -0.00.']
+    """
+    problems = []
+    for s in sentences:
+        text = _MATH.sub("", s["text"])
+        for pattern, what in _WORD_PROBLEMS:
+            if pattern.search(text):
+                problems.append(f"{what}: {text[:300]}")
     return problems
