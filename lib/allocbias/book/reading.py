@@ -345,12 +345,12 @@ def reliability_word_problems(sentences: list[dict]) -> list[str]:
     return problems
 
 
-_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S)
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", re.S)  # math and inline code
 _WORD_PROBLEMS = (
     (re.compile(r"[a-z]{3}\(s\)(?![\w(])"), 'a plural written "(s)"'),
     (re.compile(r"(?<![\w.,])1 (points|systems|cells|jobs|tables|models|groups|runs|items|vacancies|answers)\b"),
      "one of a plural noun"),
-    (re.compile(r"(?<![\w-])nan(?![\w-])", re.I), '"nan" for a value that does not exist'),
+    (re.compile(r"(?<![\w-])nan(?![\w-])"), '"nan" for a value that does not exist'),
     (re.compile(r"(?<![\w.])[−-]0\.0+(?!\d*[1-9])\b"), 'a negative zero ("-0.00")'),
 )
 
