@@ -679,11 +679,43 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     ...                   "impact_ratio": [0.8], "ir_low": [0.7], "ir_high": [0.9], "null_lo": [-0.1], "null_hi": [0.2]})
     >>> join_intervals(t).to_dict("records")
     [{'group': 'a', 'rate [95%]': '0.25 [0.20, 0.30]', 'impact_ratio [95%]': '0.80 [0.70, 0.90]', 'null 95% range': '[−0.10, 0.20]'}]
+
+    A verdict's evidence (the columns of ``validity_controls`` or ``forecast_test``) becomes one cell, "0.46 [−0.15,
+    0.85]; null 0.49; ceiling 0.43", and the in-sample r one beside its null, "0.53; null 0.45 [0.30, 0.60]":
+
+    >>> c = pd.DataFrame({"r": [0.53], "null_mean": [0.45], "null_lo": [0.3], "null_hi": [0.6], "heldout_mean": [0.46],
+    ...                   "heldout_ci_lo": [-0.15], "heldout_ci_hi": [0.85], "heldout_null_hi": [0.49], "ceiling": [0.43]})
+    >>> join_intervals(c).to_dict("records")
+    [{'in-sample r; null mean [95%]': '0.53; null 0.45 [0.30, 0.60]', 'held-out r [95%]; null 97.5%; ceiling': '0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43'}]
     """
     t = frame.copy()
-    columns = [c for c in t.columns if isinstance(c, str)]
     used: set[str] = set()
     joined: dict[str, str] = {}
+    done = ""
+    # a verdict's evidence, as the verdict reads it: the held-out r with its sampling interval, its permutation
+    # null's 97.5th percentile and the ceiling, in one cell; the in-sample r beside its null's mean and range
+    for est, lo, hi, null, ceiling in (("heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_hi", "ceiling"),
+                                       ("heldout_r", "ci_lo", "ci_hi", "null_hi", "ceiling")):
+        if {est, lo, hi} <= set(t.columns) and null in t.columns:
+            has_ceiling = ceiling in t.columns
+            t[est] = [evidence_text(e, a, b, null=n, ceiling=c if has_ceiling else None, digits=digits)
+                      for e, a, b, n, c in zip(t[est], t[lo], t[hi], t[null],
+                                               t[ceiling] if has_ceiling else [None] * len(t))]
+            label = "held-out r [95%]; null 97.5%" + ("; ceiling" if has_ceiling else "")
+            gone = [lo, hi, null, *([ceiling] if has_ceiling else []),
+                    *[c for c in ("heldout_lo", "heldout_hi", "heldout_null_lo", "heldout_null_mean", "null_lo",
+                                  "null_mean") if c in t.columns and est == "heldout_r"],
+                    *[c for c in ("heldout_lo", "heldout_hi", "heldout_null_lo", "heldout_null_mean")
+                      if c in t.columns and est == "heldout_mean"]]
+            t = t.drop(columns=gone).rename(columns={est: label})
+            done = label
+            break
+    if {"r", "null_mean", "null_lo", "null_hi"} <= set(t.columns):
+        t["r"] = [f"{_fixed(r, digits)}; null {interval_text(m, a, b, digits)}"
+                  for r, m, a, b in zip(t["r"], t["null_mean"], t["null_lo"], t["null_hi"])]
+        t = t.drop(columns=["null_mean", "null_lo", "null_hi"] + [c for c in ("null_percentile",) if c in t.columns])
+        t = t.rename(columns={"r": "in-sample r; null mean [95%]"})
+    columns = [c for c in t.columns if isinstance(c, str) and c != done]
     for est in columns:
         if est in used or not pd.api.types.is_numeric_dtype(t[est]):
             continue
