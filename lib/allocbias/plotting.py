@@ -6,6 +6,8 @@ score distributions to the selection rates without re-reading legends.
 
 from __future__ import annotations
 
+import base64
+import html as _html
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Real
 from typing import Any
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from pandas.io.formats.style import Styler
 
 from .checks import require_columns
 
@@ -319,10 +322,22 @@ def smallest_legend_points(fig: Figure) -> float:
 
 def use_book_style() -> None:
     """The book's matplotlib style: seaborn whitegrid, readable font sizes (legends at :data:`LEGEND_POINTS`),
-    :data:`BOOK_DPI`, tight layout."""
+    :data:`BOOK_DPI`, tight layout; and, in a notebook, every table shown the book's way: a DataFrame, or a Styler a
+    chapter made itself, displayed as :func:`show_table` shows it (numbers in words, intervals joined, headers in
+    words, a dash for what does not exist), so that no table of a chapter escapes the book's rules."""
     sns.set_theme(style="whitegrid", context="notebook")
     plt.rcParams.update({"figure.dpi": BOOK_DPI, "savefig.bbox": "tight", "figure.autolayout": True,
                          "legend.fontsize": LEGEND_POINTS, "legend.title_fontsize": LEGEND_POINTS})
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the book's kernel
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    html = shell.display_formatter.formatters["text/html"]
+    html.for_type(pd.DataFrame, _book_html)
+    html.for_type(Styler, _book_html)
 
 
 def _format_param(value: Any) -> str:
@@ -862,22 +877,80 @@ def table_frame(frame: pd.DataFrame | pd.Series | Mapping[str, Any], *, first: S
 
 
 def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
-               labels: Mapping[str, str] | None = None, caption: str | None = None) -> Any:
-    """A table as the book shows it: a pandas ``Styler`` of :func:`table_frame` (no 0..n index column, key
-    columns first, booleans as words, whole numbers as integers, metric names as the book spells them), other
-    numbers to ``precision`` digits; the constant columns it dropped are stated in the caption.
+               labels: Mapping[str, str] | None = None, caption: str | None = None, digits: Mapping[str, int] | None = None,
+               join: bool = True, dash_note: str | None = None, download: str | None = None,
+               full: pd.DataFrame | None = None, wrap: Sequence[str] = ()) -> Any:
+    """A table as the book shows it, inside the text column at 1280 px: a pandas ``Styler`` of :func:`table_frame`
+    (no 0..n index column, key columns first, booleans as words, metric names as the book spells them) whose cells
+    are the book's words for numbers (:func:`number_text`: whole numbers with thousands separators, at most
+    ``precision`` decimals, ``digits`` per column where more decide a stated count, no "-0.00", a dash for a
+    missing value), each estimate joined with its interval into one cell ("0.46 [−0.15, 0.85]",
+    :func:`join_intervals`, unless ``join=False``) and headers in words (:func:`header_words`). The caption
+    states the constant columns it dropped and, where a dash stands, why (``dash_note``); with ``download`` (a
+    file name) it offers the table, or ``full`` (the whole of a table shown in part), as a CSV download. Text
+    columns named in ``wrap`` (and the key columns) wrap within their cell.
 
-    >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345]})).to_html()
-    >>> "529810<" in html, "529810.0" in html, "0.123<" in html, "row0_col0" in html
-    (True, False, True, True)
+    >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345], "r": [float("nan")]})).to_html()
+    >>> "529,810<" in html, "0.123<" in html, "–<" in html, "a dash marks" in html, "row0_col0" in html
+    (True, True, True, True, True)
     >>> "k = 1 in every row" in show_table(pd.DataFrame({"k": [1, 1], "r": [0.1, 0.2]}), drop_constant=True).to_html()
     True
+    >>> html = show_table(pd.DataFrame({"null_mean": [0.1], "null_lo": [-0.2], "null_hi": [0.3]}), download="x.csv").to_html()
+    >>> "null mean [95%]" in html, "0.10 [−0.20, 0.30]" in html, 'download="x.csv"' in html
+    (True, True, True)
     """
+    source = frame
+    if join and isinstance(frame, pd.DataFrame):
+        named_index = any(n is not None for n in frame.index.names)
+        frame = join_intervals(frame.reset_index() if named_index else frame, digits=min(precision, 2))
     t, dropped = table_frame(frame, first=first, drop_constant=drop_constant, labels=labels)
-    notes = [f"{name} = {value} in every row" for name, value in dropped.items()]
-    text = "; ".join(x for x in (caption, *notes) if x)
-    style = t.style.format(precision=precision, na_rep="").hide(axis="index")
-    keys = [c for c in t.columns if _is_key(c) or c in first]
-    if keys:  # long verdicts wrap within their column instead of pushing the numbers out of view
-        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "8em", "max-width": "16em"})
+    per = dict(digits or {})
+    missing = False
+    shown = pd.DataFrame(index=t.index)
+    for c in t.columns:
+        col = t[c]
+        missing |= (bool(col.isna().any()) or bool(col.astype(str).isin(["nan", "NaN", "<NA>"]).any())
+                    or bool(col.astype(str).str.contains(r"(?:^|\[|; |, )–(?:;|,|\]|$)").any()))
+        places = per.get(str(c), precision)
+        plain = any(w in str(c).lower() for w in ("year", "_id", " id", "seed", "rank"))
+        shown[c] = [(str(int(v)) if plain and isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(float(v))
+                     and float(v) == int(v) else number_text(v, places)) if not isinstance(v, str) or v in ("nan", "NaN")
+                    else v for v in col.map(lambda v: DASH if isinstance(v, str) and v in ("nan", "NaN", "<NA>") else v)]
+    shown = shown.rename(columns={c: header_words(c) for c in shown.columns})
+    notes = [f"{header_words(name)} = {number_text(value)} in every row" for name, value in dropped.items()]
+    if missing:
+        notes.append(dash_note or f"a dash marks a value that does not exist here (an undefined ratio or correlation, "
+                                  "or nothing to count)")
+    text = _html.escape("; ".join(x for x in (caption, *notes) if x))
+    if download:
+        data = (full if full is not None else source)
+        data = data.reset_index() if isinstance(data, pd.DataFrame) and any(n is not None for n in data.index.names) else data
+        payload = pd.DataFrame(data).to_csv(index=False)
+        link = (f'<a download="{_html.escape(download)}" href="data:text/csv;charset=utf-8;base64,'
+                f'{base64.b64encode(payload.encode()).decode()}">the full table as CSV</a>')
+        text = f"{text}; {link}" if text else link
+    style = shown.style.format(escape="html").hide(axis="index")
+    numeric = [c for c in shown.columns if c not in [header_words(x) for x in t.columns if t[x].dtype == object
+                                                                                         and not _numbers_only(t[x])]]
+    if numeric:
+        style = style.set_properties(subset=numeric, **{"text-align": "right"})
+    keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap]
+    if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
+        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
+    style._allocbias_book = True  # shown as the book shows a table (use_book_style's display hook leaves it be)
     return style.set_caption(text) if text else style
+
+
+def _numbers_only(col: pd.Series) -> bool:
+    return bool(col.dropna().map(lambda v: isinstance(v, Real)).all())
+
+
+def _book_html(obj: Any) -> str | None:
+    """The HTML of a DataFrame, or of a Styler a chapter made itself, as :func:`show_table` shows it (the display
+    hook :func:`use_book_style` installs); ``None`` (IPython's own rendering) for a table already shown the book's
+    way."""
+    if getattr(obj, "_allocbias_book", False):
+        return None
+    if isinstance(obj, Styler):
+        return show_table(obj.data, caption=obj.caption if isinstance(obj.caption, str) else None).to_html()
+    return show_table(obj).to_html()
