@@ -25,6 +25,8 @@ __all__ = [
     "show_table",
     "count_text",
     "number_text",
+    "fixed_text",
+    "DASH",
     "interval_text",
     "evidence_text",
     "join_intervals",
@@ -644,10 +646,10 @@ def interval_text(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
     >>> interval_text(0.4567, -0.15, 0.853), interval_text(0.4, float("nan"), float("nan"))
     ('0.46 [−0.15, 0.85]', '0.40')
     """
-    est = _fixed(estimate, digits)
+    est = fixed_text(estimate, digits)
     if any(v is None or not np.isfinite(float(v)) for v in (low, high)):
         return est
-    return f"{est} [{_fixed(low, digits)}, {_fixed(high, digits)}]"
+    return f"{est} [{fixed_text(low, digits)}, {fixed_text(high, digits)}]"
 
 
 def evidence_text(estimate: Any, low: Any, high: Any, *, null: Any = None, ceiling: Any = None,
@@ -660,14 +662,18 @@ def evidence_text(estimate: Any, low: Any, high: Any, *, null: Any = None, ceili
     """
     parts = [interval_text(estimate, low, high, digits)]
     if null is not None:
-        parts.append(f"null {_fixed(null, digits)}")
+        parts.append(f"null {fixed_text(null, digits)}")
     if ceiling is not None:
-        parts.append(f"ceiling {_fixed(ceiling, digits)}")
+        parts.append(f"ceiling {fixed_text(ceiling, digits)}")
     return "; ".join(parts)
 
 
-def _fixed(value: Any, digits: int) -> str:
-    """A number to exactly ``digits`` decimals (minus sign, no "-0.00", dash when missing)."""
+def fixed_text(value: Any, digits: int = 2) -> str:
+    """A number to exactly ``digits`` decimals, with a true minus sign, never "-0.00", a dash when missing.
+
+    >>> fixed_text(-0.004), fixed_text(-0.25), fixed_text(0.5, 3), fixed_text(float("nan"))
+    ('0.00', '−0.25', '0.500', '–')
+    """
     if value is None or value is pd.NA or not np.isfinite(float(value)):
         return DASH
     text = f"{float(value):.{digits}f}"
@@ -726,7 +732,7 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
             done = label
             break
     if {"r", "null_mean", "null_lo", "null_hi"} <= set(t.columns):
-        t["r"] = [f"{_fixed(r, digits)}; null {interval_text(m, a, b, digits)}"
+        t["r"] = [f"{fixed_text(r, digits)}; null {interval_text(m, a, b, digits)}"
                   for r, m, a, b in zip(t["r"], t["null_mean"], t["null_lo"], t["null_hi"])]
         t = t.drop(columns=["null_mean", "null_lo", "null_hi"] + [c for c in ("null_percentile",) if c in t.columns])
         t = t.rename(columns={"r": "in-sample r; null mean [95%]"})
@@ -750,7 +756,7 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
             stem = lo[: -len(a)]
             hi = stem + b
             if hi in t.columns and hi not in used and stem and pd.api.types.is_numeric_dtype(t[lo]):
-                t[lo] = [f"[{_fixed(x, digits)}, {_fixed(y, digits)}]" for x, y in zip(t[lo], t[hi])]
+                t[lo] = [f"[{fixed_text(x, digits)}, {fixed_text(y, digits)}]" for x, y in zip(t[lo], t[hi])]
                 used.update((lo, hi))
                 joined[lo] = f"{stem} 95% range"
                 t = t.drop(columns=hi)
