@@ -33,7 +33,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import METRIC_SHORT, count_text, label_axes, metric_palette, system_palette
+from ..plotting import METRIC_SHORT, count_text, fixed_text, interval_text, label_axes, metric_palette, system_palette
 from ..scoring.systems import parse_system
 from .findings import Findings
 
@@ -207,12 +207,15 @@ class ModelSelectionFindings(Findings):
     def controls_view(self) -> pd.DataFrame:
         """NDCG at the full cut-off beside its random range, permutation null and held-out value."""
         c, n_max = self.controls, self.parameters["n_max"]
+        # each estimate beside its range in one cell, so that the table fits the text column (issue 39)
         return pd.DataFrame({
-            "ideal ranking by": c["gap"].map(LABELS), "metric": c["metric"].map(LABELS), f"NDCG@{n_max}": c["ndcg"],
-            "random: expected": c["random_ndcg"], "random: 97.5%": c["random_hi"], "null: mean": c["null_mean"],
-            "null: 95% range": [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(c["null_lo"], c["null_hi"])],
-            "held-out NDCG": c["heldout_mean"],
-            "held-out: 95% range": [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(c["heldout_lo"], c["heldout_hi"])],
+            "ideal ranking by": c["gap"].map(LABELS), "metric": c["metric"].map(LABELS),
+            f"NDCG@{n_max}; null mean [95%]": [f"{fixed_text(x, 3)}; null {interval_text(m, lo, hi, 3)}" for x, m, lo, hi
+                                               in zip(c["ndcg"], c["null_mean"], c["null_lo"], c["null_hi"])],
+            "random: expected; 97.5%": [f"{fixed_text(e, 3)}; {fixed_text(h, 3)}"
+                                        for e, h in zip(c["random_ndcg"], c["random_hi"])],
+            "held-out NDCG [95% over splits]": [interval_text(m, lo, hi, 3) for m, lo, hi
+                                                in zip(c["heldout_mean"], c["heldout_lo"], c["heldout_hi"])],
             "gap's own held-out NDCG": c["gap_heldout_mean"]})
 
     def essay_view(self) -> pd.DataFrame | None:
