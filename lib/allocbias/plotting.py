@@ -940,7 +940,10 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
                                                                                          and not _numbers_only(t[x])]]
     if numeric:
         style = style.set_properties(subset=numeric, **{"text-align": "right"})
-    keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap]
+    # text that would hold a column wider than a few words (a quote, a note, a list of names) wraps in its cell
+    long_text = [c for c in t.columns if t[c].dtype == object and not _numbers_only(t[c])
+                 and t[c].astype(str).str.len().max() > 28 and not str(t[c].iloc[0]).startswith(("−", "0", "1", "["))]
+    keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap or c in long_text]
     if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
         style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
     style._allocbias_book = True  # shown as the book shows a table (use_book_style's display hook leaves it be)
