@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Real
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "evidence_text",
     "join_intervals",
     "header_words",
+    "value_words",
     "table_frame",
     "KEY_COLUMN_WORDS",
     "GROUP_ORDER",
@@ -774,6 +776,31 @@ HEADER_WORDS: dict[str, str] = {
 }
 
 
+#: Values that are code names, in words (:func:`value_words`).
+VALUE_WORDS: dict[str, str] = {
+    "rabbi_qualified": "RABBI on qualified candidates", "avg_gap_qualified": "mean gap δ on qualified candidates",
+    "audits_any_ir_below": "audits with an impact ratio below 0.8",
+}
+
+
+def value_words(value: Any) -> Any:
+    """A cell that is a code name (``software_engineer``, ``rabbi_qualified``, ``avg_gap``) in words; any other value
+    as it is.
+
+    >>> [value_words(v) for v in ("software_engineer", "rabbi_qualified", "avg_gap", "smollm2-fp32-paper", 3)]
+    ['software engineer', 'RABBI on qualified candidates', 'mean gap δ', 'smollm2-fp32-paper', 3]
+    """
+    if not isinstance(value, str):
+        return value
+    if value in VALUE_WORDS:
+        return VALUE_WORDS[value]
+    if value in METRIC_SHORT:
+        return METRIC_SHORT[value]
+    if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", value):
+        return value.replace("_", " ")
+    return value
+
+
 def header_words(name: Any) -> Any:
     """A column name as a reader reads it: a known code name in words (:data:`HEADER_WORDS`, :data:`METRIC_SHORT`),
     otherwise its underscores as spaces ("rate_low" -> "rate low", "heldout_ci_hi" -> "held-out ci hi").
@@ -914,7 +941,7 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
     missing = False
     shown = pd.DataFrame(index=t.index)
     for c in t.columns:
-        col = t[c]
+        col = t[c].map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else value_words(v))
         missing |= (bool(col.isna().any()) or bool(col.astype(str).isin(["nan", "NaN", "<NA>"]).any())
                     or bool(col.astype(str).str.contains(r"(?:^|\[|; |, )–(?:;|,|\]|$)").any()))
         places = per.get(str(c), precision)
@@ -936,13 +963,13 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
                 f'{base64.b64encode(payload.encode()).decode()}">the full table as CSV</a>')
         text = f"{text}; {link}" if text else link
     style = shown.style.format(escape="html").hide(axis="index")
-    numeric = [c for c in shown.columns if c not in [header_words(x) for x in t.columns if t[x].dtype == object
-                                                                                         and not _numbers_only(t[x])]]
+    text_columns = [c for c in t.columns if not (pd.api.types.is_numeric_dtype(t[c]) or _numbers_only(t[c]))]
+    numeric = [header_words(c) for c in t.columns if c not in text_columns]
     if numeric:
         style = style.set_properties(subset=numeric, **{"text-align": "right"})
     # text that would hold a column wider than a few words (a quote, a note, a list of names) wraps in its cell
-    long_text = [c for c in t.columns if t[c].dtype == object and not _numbers_only(t[c])
-                 and t[c].astype(str).str.len().max() > 28 and not str(t[c].iloc[0]).startswith(("−", "0", "1", "["))]
+    long_text = [c for c in text_columns if shown[header_words(c)].str.len().max() > 24
+                 and not shown[header_words(c)].str.match(r"^\[?[−-]?\d").all()]
     keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap or c in long_text]
     if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
         style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
@@ -951,7 +978,9 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
 
 
 def _numbers_only(col: pd.Series) -> bool:
-    return bool(col.dropna().map(lambda v: isinstance(v, Real)).all())
+    """Whether a column holds numbers only (booleans, text and an empty column do not count)."""
+    values = col.dropna()
+    return bool(len(values)) and bool(values.map(lambda v: isinstance(v, Real) and not isinstance(v, bool)).all())
 
 
 def _book_html(obj: Any) -> str | None:
