@@ -738,6 +738,10 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
                   for r, m, a, b in zip(t["r"], t["null_mean"], t["null_lo"], t["null_hi"])]
         t = t.drop(columns=["null_mean", "null_lo", "null_hi"] + [c for c in ("null_percentile",) if c in t.columns])
         t = t.rename(columns={"r": "in-sample r; null mean [95%]"})
+    elif {"r", "null_mean", "null_hi"} <= set(t.columns):
+        t["r"] = [f"{fixed_text(r, digits)}; null {fixed_text(m, digits)}, 97.5% {fixed_text(h, digits)}"
+                  for r, m, h in zip(t["r"], t["null_mean"], t["null_hi"])]
+        t = t.drop(columns=["null_mean", "null_hi"]).rename(columns={"r": "in-sample r; null mean, 97.5%"})
     columns = [c for c in t.columns if isinstance(c, str) and c != done]
     for est in columns:
         if est in used or not pd.api.types.is_numeric_dtype(t[est]):
@@ -989,6 +993,8 @@ def _book_html(obj: Any) -> str | None:
     way."""
     if getattr(obj, "_allocbias_book", False):
         return None
+    # columns that hold one value in every row go to the caption ("k = 1 in every row")
     if isinstance(obj, Styler):
-        return show_table(obj.data, caption=obj.caption if isinstance(obj.caption, str) else None).to_html()
-    return show_table(obj).to_html()
+        return show_table(obj.data, caption=obj.caption if isinstance(obj.caption, str) else None,
+                          drop_constant=True).to_html()
+    return show_table(obj, drop_constant=True).to_html()

@@ -218,6 +218,18 @@ class ModelSelectionFindings(Findings):
                                                 in zip(c["heldout_mean"], c["heldout_lo"], c["heldout_hi"])],
             "gap's own held-out NDCG": c["gap_heldout_mean"]})
 
+    def paper_view(self) -> pd.DataFrame:
+        """The paper's claims next to ours, in four readable columns: who claims it, the task, the claim in words
+        (the quantity, its relation and value, for which metric and gap) and our counterpart (issue 39: the table
+        inside the text column; the full claims are ``paper``)."""
+        p = self.paper
+        sources = {"chen2024mismeasure": "Chen, Ji, Evans (2024)", "cyberey2025prevalent": "Cyberey, Ji, Evans (2025)"}
+        gaps = [" and ".join(METRIC_SHORT.get(g, g) for g in str(gap).split(" and ")) for gap in p["gap"]]
+        claim = [f"{q} {rel} {v} ({LABELS.get(m, m)}; {g})"
+                 for q, rel, v, m, g in zip(p["quantity"], p["relation"], p["value"], p["metric"], gaps)]
+        return pd.DataFrame({"source": p["source"].map(lambda s: sources.get(s, s)),
+                             "task": p["task"].str.replace("_", " "), "the paper's claim": claim, "ours": p["ours"]})
+
     def essay_view(self) -> pd.DataFrame | None:
         """The essay panel's NDCG per (gap, N), one column per metric, with the random expectation."""
         if self.essay_ndcg is None:

@@ -518,7 +518,9 @@ def choice_phrase(table: pd.DataFrame) -> str:
 
 def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     """A controls table (rows of :attr:`allocbias.validity.ValidityControls.table`, with ``data set`` and
-    ``verdict``) as the chapter shows it: each estimate beside its interval or range in one cell, metrics by name.
+    ``verdict``) as the chapter shows it: each estimate beside its interval or range in one cell, the held-out r
+    beside its null's 97.5th percentile and the ceiling (the verdict's evidence), the gap's reliability in the book's
+    words, metrics by name; inside the text column at 1280 px (the full table is ``findings.validity``).
 
     >>> t = pd.DataFrame({"data set": ["a"], "gap": ["dDP"], "metric": ["rabbi"], "k": [1], "n_points": [10],
     ...                   "r": [0.5], "r_lo": [0.2], "r_hi": [0.7], "null_mean": [0.4], "null_lo": [0.1],
@@ -526,8 +528,8 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     ...                   "heldout_null_mean": [0.0], "heldout_null_lo": [-0.15], "heldout_null_hi": [0.16],
     ...                   "reliability": [0.1], "verdict": ["v"]})
     >>> view = table1_view(t).iloc[0].to_dict()
-    >>> view["r [95% CI]"], view["held-out r [95% CI]"], view["held-out null [95% range]"]
-    ('0.50 [0.20, 0.70]', '0.05 [−0.10, 0.20]', '0.00 [−0.15, 0.16]')
+    >>> view["r [95% CI]; shuffled labels"], view["held-out r [95% CI]; null 97.5%; ceiling"], view["gap reliability"]
+    ('0.50 [0.20, 0.70]; 0.40', '0.05 [−0.10, 0.20]; 0.16; 0.32', '0.10 (unreliable)')
     """
     need = ["data set", "gap", "metric", "k", "n_points", "r", "r_lo", "r_hi", "null_mean", "null_lo", "null_hi",
             "heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_mean", "heldout_null_lo",
@@ -546,10 +548,13 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
             table["gap"]).to_numpy(),
         "metric": table["metric"].map(METRIC_NAMES).fillna(table["metric"]).to_numpy(),
         "k": table["k"].astype(int).to_numpy(), "points": table["n_points"].astype(int).to_numpy(),
-        "r [95% CI]": cell("r", "r_lo", "r_hi"), "shuffled labels [95% range]": cell("null_mean", "null_lo", "null_hi"),
-        "held-out r [95% CI]": cell("heldout_mean", "heldout_ci_lo", "heldout_ci_hi"),
-        "held-out null [95% range]": cell("heldout_null_mean", "heldout_null_lo", "heldout_null_hi"),
-        "gap reliability": [fmt(x) for x in table["reliability"]], "verdict": table["verdict"].to_numpy(),
+        "r [95% CI]; shuffled labels": [f"{r}; {fmt(m)}" for r, m in zip(cell("r", "r_lo", "r_hi"), table["null_mean"])],
+        "held-out r [95% CI]; null 97.5%; ceiling": [
+            f"{h}; {fmt(n)}; {fmt(np.sqrt(max(float(rel), 0.0)))}" for h, n, rel in zip(
+                cell("heldout_mean", "heldout_ci_lo", "heldout_ci_hi"), table["heldout_null_hi"], table["reliability"])],
+        "gap reliability": [f"{fmt(x)} ({validity.reliability_word(x)})" if np.isfinite(x) else "–"
+                            for x in table["reliability"]],
+        "verdict": table["verdict"].to_numpy(),
     })
 
 
