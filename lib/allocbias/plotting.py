@@ -977,6 +977,11 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
     keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap or c in long_text]
     if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
         style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
+    # joined evidence ("0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43") breaks after its estimate and interval
+    joined = [c for c in shown.columns if c not in keys and shown[c].str.contains("; ").any()]
+    if joined:
+        style = style.set_properties(subset=joined, **{"white-space": "normal", "min-width": "9.5em",
+                                                       "max-width": "11em"})
     style._allocbias_book = True  # shown as the book shows a table (use_book_style's display hook leaves it be)
     return style.set_caption(text) if text else style
 
