@@ -273,8 +273,9 @@ SAME_QUANTITY = {
     "re-cinq's top-1 gap reliability": {"11_real_model_scores": "recinq_gap_reliability_k1",
                                         "12_audit_size": "recinq_gap_reliability"},
 }
-#: keys that are a chapter's own parameters, not quantities: two chapters may glue different values under them
-PARAMETER_KEYS = re.compile(r"(n_boot|n_perm|n_splits|seed|rounds|k|n_boot_used|n_perm_used|n_splits_used)$")
+#: keys that name a quantity of a public data set (the same data in every chapter that quotes it): two chapters that
+#: glue one of these keys must glue one value (a chapter's other keys are its own names)
+DATASET_KEYS = re.compile(r"(lippens|recinq|jderbysh|bloomberg)_\w+")
 
 
 def _book_prose(glued: dict) -> dict[str, list[dict]]:
@@ -302,7 +303,7 @@ def quantity_problems(glued: dict, pages: dict[str, list[dict]]) -> list[str]:
         if stem.startswith("_"):
             continue
         for key, value in values.items():
-            if isinstance(value, (int, float, str)) and not PARAMETER_KEYS.match(key):
+            if isinstance(value, (int, float, str)) and DATASET_KEYS.fullmatch(key):
                 by_key.setdefault(key, {})[stem] = value
     for key, per in by_key.items():
         if len(per) > 1 and len({round(v, 6) if isinstance(v, float) else v for v in per.values()}) > 1:
@@ -329,7 +330,8 @@ def test_the_reliability_checks_fail_on_the_words_of_issue_39():
     sized = {"a": glued_sentences("From 15 vacancies per half it agrees at {glue:text}`lippens_gap_reliability_k1:.2f`.",
                                   glued, page="11_real_model_scores")}
     assert quantity_problems(glued, bare) and not quantity_problems(glued, sized)
-    assert quantity_problems({"a": {"n_pools": 3}, "b": {"n_pools": 4}}, {})
+    assert quantity_problems({"a": {"lippens_n_pools": 3}, "b": {"lippens_n_pools": 4}}, {})
+    assert not quantity_problems({"a": {"n_per_group": 3}, "b": {"n_per_group": 4}}, {})
 
 
 @pytest.mark.notebooks
