@@ -1,7 +1,8 @@
 """The reading check of CI: lay every chapter of a built book out at 1280 px in headless Chromium and fail when a
 page scrolls sideways, an element passes the article column, a table is wider than the text column (any table,
 all of its columns: one that scrolls sideways hides the right-hand ones; the count of such tables and of their
-headers out of view is printed), or a table's verdict or flag column lies past the visible width; print how far each figure is shrunk and fail when one is shrunk below ``--min-scale``: by default
+headers out of view is printed), a table's verdict or flag column lies past the visible width, or the landing
+page's main result (its first admonition) ends below the first screen (1280 x 800); print how far each figure is shrunk and fail when one is shrunk below ``--min-scale``: by default
 the scale under which the book's legends (drawn at ``allocbias.plotting.LEGEND_POINTS``, 100 dpi) read under 9 pt,
 0.785 (``allocbias.plotting.min_display_scale``; every findings module's figure is held to that legend size by the
 tests).
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(found['hidden_keys'])} key columns out of view; {len(found['offenders'])} elements past the column")
         if found["scrollWidth"] > found["viewport"] or found["offenders"]:
             problems.append(f"{name}: past the column: {found['offenders'][:3]}")
+        if name == "book/intro" and not (found["first_admonition_bottom"] or 10**6) <= 800:
+            problems.append(f"book/intro: the main result ends at {found['first_admonition_bottom']} px, below the "
+                            "first screen at 1280 x 800")
         if found["hidden_keys"]:
             problems.append(f"{name}: key columns out of view: {found['hidden_keys'][:3]}")
         if small:

@@ -187,6 +187,9 @@ window.addEventListener('load', function () { setTimeout(function () {
                           headers_out_of_view: cut.length, first: (head || '').trim().replace(/\\s+/g, ' ').slice(0, 50),
                           cut: cut.slice(0, 4)});
   }
+  // where the page's first admonition ends (the landing page's main result must end within the first screen)
+  var adm = art.querySelector('.admonition');
+  out.first_admonition_bottom = adm ? Math.round(adm.getBoundingClientRect().bottom + window.scrollY) : null;
   var imgs = art.querySelectorAll('.cell_output img');
   for (var m = 0; m < imgs.length; m++) {
     var im = imgs[m];
@@ -233,7 +236,8 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
     or flag columns whose right edge lies past the visible width of their scrolling box, so a reader must scroll
     to see them), ``wide_tables`` (every table wider than the article's text column, scrolling or not: its
     ``width``, the ``column`` width it has, ``headers_out_of_view``, ``first`` (its caption or first header) and
-    ``cut``, the first headers out of view) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
+    ``cut``, the first headers out of view), ``first_admonition_bottom`` (where the page's first admonition ends, in
+    px from the top of the page; ``None`` without one) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
     Chromium is missing or returns no measurement.
     """
     page = Path(page)
