@@ -4,7 +4,8 @@ all of its columns: one that scrolls sideways hides the right-hand ones; the cou
 headers out of view is printed), a table's verdict or flag column lies past the visible width, or the landing
 page's main result (its first admonition) ends below the first screen (1280 x 800); print how far each figure is
 shrunk and fail when one is shrunk below ``--min-scale``: by default the scale under which the book's legends
-(drawn at ``allocbias.plotting.LEGEND_POINTS``, 100 dpi) read under 9 pt, 0.785 (``allocbias.plotting.min_display_scale``; every findings module's figure is held to that legend size by the
+(drawn at ``allocbias.plotting.LEGEND_POINTS``, 100 dpi) read under 9 pt,
+0.785 (``allocbias.plotting.min_display_scale``; every findings module's figure is held to that legend size by the
 tests).
 
 Usage: python scripts/check_reading.py _build/html [--width 1280] [--min-scale 0.785]
