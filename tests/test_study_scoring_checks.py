@@ -67,7 +67,7 @@ def stats_frame(regular=(13.2, 0.0), first=(92.0, np.nan)) -> pd.DataFrame:
 
 def test_pairwise_summary_and_takeaway():
     summary = sc.pairwise_summary(stats_frame(), n_answers=12, rounds=1, pool_size=3, n_jobs=1, distinct=6)
-    assert summary.startswith("This run has 12 answers, 6 per system (3 pairs from 1 pool(s) per job of 3 candidates")
+    assert summary.startswith("This run has 12 answers, 6 per system (3 pairs from 1 pool per job of 3 candidates, 1 job,")
     assert "m1: 13.2 % of its answers named a candidate" in summary
     assert "92.0 % of its answers that name someone name the candidate shown first." in summary
     assert "m2: 0.0 % of its answers named a candidate" in summary and summary.endswith("two orders.")
