@@ -982,6 +982,10 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
     if joined:
         style = style.set_properties(subset=joined, **{"white-space": "normal", "min-width": "9.5em",
                                                        "max-width": "11em"})
+    # an estimate with its interval ("0.46 [−0.15, 0.85]") may break before the interval where the column is short
+    intervals = [c for c in shown.columns if c not in keys and c not in joined and shown[c].str.contains(r"\d \[").any()]
+    if intervals:
+        style = style.set_properties(subset=intervals, **{"white-space": "normal", "min-width": "7em"})
     style._allocbias_book = True  # shown as the book shows a table (use_book_style's display hook leaves it be)
     return style.set_caption(text) if text else style
 
