@@ -271,7 +271,34 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
 # The words of the executed prose: glue references replaced by their values, one sentence at a time
 # ---------------------------------------------------------------------------------------------------------------
 _GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
-_CODE_BLOCK = re.compile(r"^```(?!\{)[^\n]*\n.*?^```", re.S | re.M)
+_FENCE = re.compile(r"^\s*`{3,}(.*)$")
+
+
+def _prose(markdown: str) -> str:
+    r"""The markdown without its code blocks and display math (fenced ```python, ```, ```{code-cell}, ```{math}), but
+    with the text of directives (admonitions, exercises, solutions) kept.
+
+    >>> _prose("a\n```{admonition} T\nb\n```\nc\n```python\nx = 1\n```\nd")
+    'a\nb\nc\nd'
+    """
+    out, stack = [], []
+    for line in markdown.split("\n"):
+        fence = _FENCE.match(line)
+        if fence:
+            info = fence.group(1).strip()
+            if stack and stack[-1] == "code":
+                if not info:
+                    stack.pop()
+            elif info.startswith("{") and not info.startswith(("{code", "{math")):
+                stack.append("directive")
+            elif not info and stack:
+                stack.pop()
+            else:
+                stack.append("code")
+            continue
+        if "code" not in stack:
+            out.append(line)
+    return "\n".join(out)
 #: "reliable" as a word of its own: not "unreliable", not "moderately reliable"
 _RELIABLE = re.compile(r"(?<!moderately )\breliable\b", re.I)
 _AGREES = re.compile(r"agrees with itself at (?:only )?r = ([−-]?\d+\.\d+)")
@@ -314,7 +341,7 @@ def glued_sentences(markdown: str, glued: dict[str, dict], *, page: str | None =
     >>> [(d["text"], d["reliabilities"]) for d in s]
     [('The gap agrees at 0.05.', [0.048]), ('It is reliable.', [])]
     """
-    prose = _CODE_BLOCK.sub("", markdown)
+    prose = _prose(markdown)
     out = []
     for block in re.split(r"\n\s*\n|\n\s*[-*] ", prose):
         for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(*{])", block):
@@ -360,7 +387,8 @@ def reliability_word_problems(sentences: list[dict]) -> list[str]:
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", re.S)  # math and inline code
 _WORD_PROBLEMS = (
     (re.compile(r"[a-z]{3}\(s\)(?![\w(])"), 'a plural written "(s)"'),
-    (re.compile(r"(?<![\w.,])1 (points|systems|cells|jobs|tables|models|groups|runs|items|vacancies|answers)\b"),
+    (re.compile(r"(?<![\w.,])(?<!Table )(?<!Figure )1 (points|systems|cells|jobs|tables|models|groups|runs|items|"
+                r"vacancies|answers)\b"),
      "one of a plural noun"),
     (re.compile(r"(?<![\w-])nan(?![\w-])"), '"nan" for a value that does not exist'),
     (re.compile(r"(?<![\w.])[−-]0\.0+(?!\d*[1-9])\b"), 'a negative zero ("-0.00")'),

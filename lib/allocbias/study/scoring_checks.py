@@ -185,7 +185,8 @@ def essay_status(graded: pd.DataFrame | None, *, system: str = "", n_essays: int
         return "This run grades no essays (essay_systems is empty, or the backend is a server)."
     first = graded[graded["system"] == system]
     rho = float(first[["rating", "score"]].corr(method="spearman").iloc[0, 1])
-    return (f"{n_systems} system(s) graded the {n_essays} demo essays. For {system}, "
+    graded_by = count_text(n_systems, "system")
+    return (f"{graded_by} graded the {n_essays} demo essays. For {system}, "
             f"the Spearman correlation of its expected grade with the essays' ratings is {rho:.2f}; its grades run "
             f"from {first['score'].min():.2f} to {first['score'].max():.2f}, and the median mass on the "
             f"five digits is {first['label_mass'].median():.4f}, so the grade is the split of a very small "
