@@ -696,7 +696,8 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """Each estimate column with an interval beside it (``X`` and ``X_lo``/``X_hi``, ``X_ci_lo``/``X_ci_hi``,
     ``X_low``/``X_high``; ``impact_ratio`` with ``ir_low``/``ir_high``; ``null_mean`` with ``null_lo``/``null_hi``)
     becomes one text column "X [95%]" of cells "0.46 [−0.15, 0.85]", and the interval columns go. A pair without
-    an estimate (``null_lo``, ``null_hi`` alone) becomes one column "null 95% range" of cells "[lo, hi]".
+    an estimate becomes one column of cells "[lo, hi]": "null 95% range" for a permutation null's percentiles
+    (``null_lo``, ``null_hi``), "value: low, high" for another (``value_low``, ``value_high``).
 
     >>> t = pd.DataFrame({"group": ["a"], "rate": [0.25], "rate_low": [0.2], "rate_high": [0.3],
     ...                   "impact_ratio": [0.8], "ir_low": [0.7], "ir_high": [0.9], "null_lo": [-0.1], "null_hi": [0.2]})
@@ -764,7 +765,8 @@ def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
             if hi in t.columns and hi not in used and stem and pd.api.types.is_numeric_dtype(t[lo]):
                 t[lo] = [f"[{fixed_text(x, digits)}, {fixed_text(y, digits)}]" for x, y in zip(t[lo], t[hi])]
                 used.update((lo, hi))
-                joined[lo] = f"{stem} 95% range"
+                # a permutation null's pair is its 2.5th and 97.5th percentiles; another pair is only a low and a high
+                joined[lo] = f"{stem} 95% range" if stem.endswith("null") else f"{stem}: low, high"
                 t = t.drop(columns=hi)
     drop = [c for c in used if c not in joined and c in t.columns]
     return t.drop(columns=drop).rename(columns=joined)
