@@ -82,7 +82,7 @@ def test_essay_status():
     graded = pd.DataFrame({"system": ["s"] * 4, "rating": [1, 2, 3, 4], "score": [2.0, 2.5, 2.4, 3.0],
                            "label_mass": [0.001, 0.002, 0.003, 0.004]})
     text = sc.essay_status(graded, system="s", n_essays=4, n_systems=1)
-    assert text.startswith("1 system(s) graded the 4 demo essays. For s, the Spearman correlation")
+    assert text.startswith("1 system graded the 4 demo essays. For s, the Spearman correlation")
     assert "is 0.80;" in text and "from 2.00 to 3.00" in text and "is 0.0025," in text
     assert sc.essay_status(None).startswith("This run grades no essays")
 
