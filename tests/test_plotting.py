@@ -226,10 +226,23 @@ def test_the_full_table_is_offered_as_a_csv_download():
 def test_the_book_style_shows_every_dataframe_and_foreign_styler_as_the_book_does():
     """use_book_style installs a display hook: a DataFrame or a Styler a chapter made itself is shown as show_table
     shows it; a table show_table made keeps its own rendering."""
-    from allocbias.plotting import _book_html, show_table
+    from IPython.core.interactiveshell import InteractiveShell
 
+    from allocbias.plotting import _book_html, show_table, use_book_style
+
+    shell = InteractiveShell.instance()
+    try:
+        use_book_style()
+        data, _ = shell.display_formatter.format(show_table(pd.DataFrame({"r": [0.5]})))
+        assert "<table" in data["text/html"], "the hook must not hide a table show_table made"
+        data, _ = shell.display_formatter.format(pd.DataFrame({"rate_low": [0.25]}))
+        assert ">rate low<" in data["text/html"]
+    finally:
+        InteractiveShell.clear_instance()
     frame = pd.DataFrame({"null_lo": [-0.1], "null_hi": [0.2], "x": [float("nan")]})
     for obj in (frame, frame.style.format(precision=4).hide(axis="index")):
         html = _book_html(obj)
         assert "null 95% range" in html and "[−0.10, 0.20]" in html and "nan" not in html
-    assert _book_html(show_table(frame)) is None
+    # a table show_table made is rendered as it is, not re-processed, and never left as the Styler's text form
+    book = show_table(frame, caption="as made")
+    assert _book_html(book) == book.to_html() and "<table" in _book_html(book) and "as made" in _book_html(book)

@@ -1000,10 +1000,10 @@ def _numbers_only(col: pd.Series) -> bool:
 
 def _book_html(obj: Any) -> str | None:
     """The HTML of a DataFrame, or of a Styler a chapter made itself, as :func:`show_table` shows it (the display
-    hook :func:`use_book_style` installs); ``None`` (IPython's own rendering) for a table already shown the book's
-    way."""
+    hook :func:`use_book_style` installs); a table :func:`show_table` made is rendered as it is (a hook that returned
+    nothing for it would leave the page with the Styler's text form instead of the table)."""
     if getattr(obj, "_allocbias_book", False):
-        return None
+        return obj.to_html()
     # columns that hold one value in every row go to the caption ("k = 1 in every row")
     if isinstance(obj, Styler):
         return show_table(obj.data, caption=obj.caption if isinstance(obj.caption, str) else None,
