@@ -977,6 +977,11 @@ def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: i
     long_text = [c for c in text_columns if shown[header_words(c)].str.len().max() > 24
                  and not shown[header_words(c)].str.match(r"^\[?[−-]?\d").all()]
     keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap or c in long_text]
+    # any other text (a system id, a job, a group) may wrap between its words or after a hyphen where the table is
+    # short of room; the browser wraps only then
+    short_text = [header_words(c) for c in text_columns if header_words(c) not in keys]
+    if short_text:
+        style = style.set_properties(subset=short_text, **{"white-space": "normal", "min-width": "5em"})
     if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
         style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
     # joined evidence ("0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43") breaks after its estimate and interval
