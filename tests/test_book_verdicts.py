@@ -14,16 +14,38 @@ GLUE = re.compile(r"\{glue:text\}`/build/notebooks/([^`:]+)\.ipynb::([^`]+)`")
 VERDICT_KEYS = {
     "04_predictive_validity": re.compile(r"ctl_verdict(_short|_phrase)?_\w+"),
     "10_bloomberg_rankings": re.compile(r"vc_\w+_verdict(_short|_phrase)?"),
-    "11_real_model_scores": re.compile(r"survival_(k1|all)|choice_k1|lippens_rabbi_verdict_k1"),
+    "11_real_model_scores": re.compile(r"survival_(k1|all)|choice_k1|lippens_rabbi_verdict(_short)?_k1"),
 }
 #: words that state a verdict on a metric
 VERDICT_WORDS = re.compile(r"\b(tracks?|survives?|predicts|leads|positive held out|with confidence)\b", re.I)
 
 
 def _findings_admonition() -> str:
+    """The landing page's main result (its first screen) and its findings across the book."""
     text = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
-    start = text.index("```{admonition} Findings across the book")
-    return text[start:text.index("```\n", start + 10)]
+    parts = []
+    for head in ("```{admonition} The main result", "```{admonition} Findings across the book"):
+        start = text.index(head)
+        parts.append(text[start:text.index("```\n", start + 10)])
+    return "\n".join(parts)
+
+
+def test_the_landing_page_opens_with_the_main_result_and_chapter_12s_sizes():
+    """Issue 39 item 5: the first thing under the title is the main result with its numbers, glued, chapter 12's
+    audit sizes among them (the smoke-book test checks that it fits the first screen at 1280 x 800)."""
+    text = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    title_end = text.index("\n", text.index("# "))
+    first = text[title_end:].lstrip()
+    assert first.startswith("```{admonition} The main result")
+    main = first[:first.index("```\n", 10)]
+    keys = _keys(main)
+    assert {("12_audit_size", "lippens_jobtype_size_08_phrase_k1"), ("12_audit_size", "recinq_size_08_phrase"),
+            ("12_audit_size", "bloomberg_size_08_phrase"), ("12_audit_size", "lippens_jobtype_gap_reliability_k1"),
+            ("11_real_model_scores", "lippens_heldout_r_rabbi_k1"),
+            ("11_real_model_scores", "lippens_rabbi_verdict_short_k1")} <= keys
+    # the model's name and the target reliability aside, no number is typed by hand
+    typed = re.sub(r"gpt-3\.5|reliability of 0\.8", "", GLUE.sub("", main))
+    assert not re.search(r"\d\.\d|\d,\d", typed), "a number typed by hand in the main result"
 
 
 def _limits_paragraphs() -> str:
@@ -46,7 +68,7 @@ def test_landing_page_findings_quote_the_chapters_verdicts_and_type_none():
     assert {("04_predictive_validity", "ctl_verdict_short_rabbi_dDP"),
             ("10_bloomberg_rankings", "vc_rabbi_k1_verdict_short"),
             ("11_real_model_scores", "survival_k1"), ("11_real_model_scores", "choice_k1"),
-            ("11_real_model_scores", "lippens_rabbi_verdict_k1")} <= quoted
+            ("11_real_model_scores", "lippens_rabbi_verdict_short_k1")} <= quoted
     typed = VERDICT_WORDS.findall(GLUE.sub("", text))
     assert typed == [], f"verdict words typed by hand in the landing page's findings: {typed}"
 

@@ -189,3 +189,60 @@ def test_system_colours_cover_the_study_systems_in_order():
     palette = plotting.system_palette(STUDY_SYSTEMS)
     assert len(set(palette.values())) == len(STUDY_SYSTEMS)
     assert plotting.system_palette(["gemma3-fp32-direct"])["gemma3-fp32-direct"] == palette["gemma3-fp32-direct"]
+
+
+def test_a_table_is_shown_in_words_with_its_evidence_joined_and_no_nan():
+    """Issue 39 item 4: headers and values in words, an estimate and its interval in one cell, a dash with a note
+    for what does not exist, no "-0.00", integers with thousands separators, at most three decimals."""
+    import re
+
+    from allocbias.plotting import show_table
+
+    frame = pd.DataFrame({"metric": ["rabbi", "avg_gap"], "heldout_mean": [0.46, float("nan")],
+                          "heldout_ci_lo": [-0.15, float("nan")], "heldout_ci_hi": [0.85, float("nan")],
+                          "heldout_null_hi": [0.49, 0.3], "ceiling": [0.43, 0.43], "rate_low": [-0.0004, 0.950000],
+                          "n": [1605, 25000], "p_value": [7.5e-11, 0.2]})
+    html = show_table(frame).to_html()
+    cells = [__import__("html").unescape(c) for c in re.findall(r"<t[dh][^>]*>([^<]*)</t[dh]>", html)]
+    assert "0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43" in cells and "–; null 0.30; ceiling 0.43" in cells
+    assert {"RABBI", "mean gap δ", "1,605", "25,000", "0.000", "0.950", "< 0.001"} <= set(cells), cells
+    assert not {"rate_low", "heldout_ci_hi", "rabbi", "avg_gap", "nan", "-0.000", "1605", "7.5e-11"} & set(cells)
+    assert "a dash marks" in html
+    assert all(len(c.split(".")[-1]) <= 3 for c in cells if re.fullmatch(r"−?[\d,]+\.\d+", c))
+
+
+def test_the_full_table_is_offered_as_a_csv_download():
+    import base64
+    import re
+
+    from allocbias.plotting import show_table
+
+    full = pd.DataFrame({"group": list("abcdef"), "rate": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]})
+    html = show_table(full.head(2), download="rates.csv", full=full).to_html()
+    payload = re.search(r'download="rates.csv" href="data:text/csv;charset=utf-8;base64,([^"]+)"', html).group(1)
+    assert pd.read_csv(__import__("io").StringIO(base64.b64decode(payload).decode()))["group"].tolist() == list("abcdef")
+
+
+def test_the_book_style_shows_every_dataframe_and_foreign_styler_as_the_book_does():
+    """use_book_style installs a display hook: a DataFrame or a Styler a chapter made itself is shown as show_table
+    shows it; a table show_table made keeps its own rendering."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from allocbias.plotting import _book_html, show_table, use_book_style
+
+    shell = InteractiveShell.instance()
+    try:
+        use_book_style()
+        data, _ = shell.display_formatter.format(show_table(pd.DataFrame({"r": [0.5]})))
+        assert "<table" in data["text/html"], "the hook must not hide a table show_table made"
+        data, _ = shell.display_formatter.format(pd.DataFrame({"rate_low": [0.25]}))
+        assert ">rate low<" in data["text/html"]
+    finally:
+        InteractiveShell.clear_instance()
+    frame = pd.DataFrame({"null_lo": [-0.1], "null_hi": [0.2], "x": [float("nan")]})
+    for obj in (frame, frame.style.format(precision=4).hide(axis="index")):
+        html = _book_html(obj)
+        assert "null 95% range" in html and "[−0.10, 0.20]" in html and "nan" not in html
+    # a table show_table made is rendered as it is, not re-processed, and never left as the Styler's text form
+    book = show_table(frame, caption="as made")
+    assert _book_html(book) == book.to_html() and "<table" in _book_html(book) and "as made" in _book_html(book)

@@ -32,7 +32,7 @@ def test_module_doctests():
 # ----------------------------------------------------------------------------------------------------------------
 def test_reliability_word_bands():
     assert [audit_size.reliability_word(r) for r in (0.8, 0.79, 0.5, 0.49, 0.0)] == [
-        "reliable", "moderately reliable", "moderately reliable", "unreliable", "not reliable at all"]
+        "reliable", "moderately reliable", "moderately reliable", "unreliable", "unreliable"]
     with pytest.raises(ValueError, match="finite"):
         audit_size.reliability_word(float("nan"))
 
@@ -57,13 +57,20 @@ def test_curve_phrase_reads_where_the_prediction_falls():
 
 def test_forecast_phrase_and_comparison_phrase():
     t = pd.DataFrame({"statistic": ["gap", "rabbi"], "heldout_r": [0.2, 0.1], "ci_lo": [0.1, 0.0],
-                      "ci_hi": [0.3, 0.2], "null_mean": [0.0, 0.0], "null_hi": [0.15, 0.15], "vs_gap": [0.0, -0.1],
-                      "vs_gap_lo": [np.nan, -0.2], "vs_gap_hi": [np.nan, -0.01]})
+                      "ci_hi": [0.3, 0.2], "null_mean": [0.0, 0.0], "null_lo": [-0.15, -0.15], "null_hi": [0.15, 0.15],
+                      "ceiling": [0.45, 0.45], "vs_gap": [0.0, -0.1], "vs_gap_lo": [np.nan, -0.2],
+                      "vs_gap_hi": [np.nan, -0.01]})
     text = audit_size.forecast_phrase(t)
-    assert "within its permutation null" in text and text.endswith("worse than the gap itself (difference −0.10, "
+    assert "reaching into its permutation null: not shown at this size" in text and text.endswith("worse than the gap itself (difference −0.10, "
                                                                    "−0.20 to −0.01)")
     with pytest.raises(ValueError, match="exactly one row of statistic 'emd'"):
         audit_size.forecast_phrase(t, statistic="emd")
+    # issue 39: a held-out r above the null's 97.5th percentile whose interval reaches 0.00 is not "above its
+    # permutation null" (re-cinq's RABBI): the verdict rule reads the interval, not the estimate
+    above = audit_size.forecast_phrase(t.assign(heldout_r=[0.2, 0.25], ci_lo=[0.1, 0.0], ci_hi=[0.3, 0.5]))
+    assert "not shown at this size" in above and "interval above" not in above
+    shown = audit_size.forecast_phrase(t.assign(heldout_r=[0.2, 0.35], ci_lo=[0.1, 0.2], ci_hi=[0.3, 0.5]))
+    assert "its interval above its permutation null" in shown
     assert audit_size.comparison_phrase(0, 2, 4).startswith("in 0 of the 4 comparisons")
     with pytest.raises(ValueError):
         audit_size.comparison_phrase(3, 2, 4)
@@ -189,7 +196,7 @@ def test_planted_effects_are_reliable_and_found(strong):
 def test_no_effect_gives_no_reliability(none):
     v = none.values
     assert abs(v["lippens_jobtype_gap_reliability_k1"]) < 0.2
-    assert none.phrases["lippens_jobtype_word_k1"] in ("unreliable", "not reliable at all")
+    assert none.phrases["lippens_jobtype_word_k1"] == "unreliable"
     assert abs(v["recinq_gap_reliability"]) < 0.3
 
 

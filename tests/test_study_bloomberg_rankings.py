@@ -118,9 +118,12 @@ def test_verdict_sentences_come_from_the_controls_table(findings):
     ks = sorted(set(t["k"]))
     k_mid = ks[len(ks) // 2]
     for metric in ("rabbi", "avg_gap"):
-        for k, tag in ((ks[0], "k1"), (k_mid, "kmid")):
+        for k, tag in ((ks[0], "k1"), (k_mid, "kmid"), (ks[-1], "ktop")):
             row = t[(t["metric"] == metric) & (t["k"] == k)].iloc[0]
             assert g[f"vc_{metric}_{tag}_verdict"] == row["verdict"]
+            # issue 39: the in-sample rise with k is quoted beside the held-out evidence at the largest k
+            assert g[f"vc_{metric}_{tag}_evidence"].startswith(f"{row['heldout_mean']:.2f}".replace("-", "−"))
+            assert f"null {row['heldout_null_hi']:.2f}".replace("-", "−") in g[f"vc_{metric}_{tag}_evidence"]
             assert g[f"vc_{metric}_{tag}_verdict_short"] == verdict_words(row, gap="ΔDP")["short"]
             assert g[f"vc_{metric}_{tag}_verdict_phrase"] == verdict_words(row, gap="ΔDP")["phrase"]
 

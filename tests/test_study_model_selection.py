@@ -132,7 +132,7 @@ def test_findings_glue_consistent_values_with_plain_types(findings):
         assert g[f"ctl_null_lo_{t}"] <= g[f"ctl_null_mean_{t}"] <= g[f"ctl_null_hi_{t}"]
     # no essay panel: its numbers are NaN and the note says why
     assert g["essay_n_systems"] == 0 and g["essay_systems"] == "none yet" and math.isnan(g["essay_ndcg_dDP_rabbi"])
-    assert g["essay_note"].startswith("only 0 system(s)") and findings.essay_view() is None
+    assert g["essay_note"].startswith("only 0 systems") and findings.essay_view() is None
     assert (findings.paper["ours"] != "").all()
 
 

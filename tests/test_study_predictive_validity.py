@@ -152,6 +152,20 @@ def test_verdict_sentences_come_from_the_verdict_table(findings):
         assert g[f"ctl_verdict_short_{metric}_{gap}"] == validity.verdict_words(
             {k: g[f"ctl_{k}_{metric}_{gap}"] for k in keys}, gap=label)["short"]
     assert list(view.columns[:3]) == ["metric", "correlated with", "verdict"]
+    # issue 39: the evidence behind each verdict in one readable cell, inside the text column, with the gap's
+    # reliability in the book's words
+    assert list(view.columns[3:]) == ["in-sample r; null mean [95%]", "held-out r [95%]; null 97.5%; ceiling",
+                                      "gap's split-half reliability"]
+    from allocbias.plotting import evidence_text
+
+    for i, row in view.iterrows():
+        metric = {v: k for k, v in pv.SHORT.items()}[row["metric"]]
+        gap = "dEO" if "EO" in row["correlated with"] else "dDP"
+        v = {k: g[f"ctl_{k}_{metric}_{gap}"] for k in ("heldout_mean", "heldout_ci_lo", "heldout_ci_hi",
+                                                       "heldout_null_hi", "ceiling", "reliability")}
+        assert row.iloc[4] == evidence_text(v["heldout_mean"], v["heldout_ci_lo"], v["heldout_ci_hi"],
+                                            null=v["heldout_null_hi"], ceiling=v["ceiling"])
+        assert row.iloc[5].endswith(f"({validity.reliability_word(v['reliability'])})")
 
 
 def test_shown_tables_are_reader_tables(findings):

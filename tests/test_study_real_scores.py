@@ -442,7 +442,15 @@ def test_figure_contents_follow_the_findings(findings):
         n_sets = findings.validity.loc[findings.validity["gap"] == "dDP", "data set"].nunique()
         assert len(fig.axes) == 3 * n_sets
         legend = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert legend[-1] == "ceiling: √(gap's split-half reliability)" and len(legend) == len(real_scores.METRICS) + 1
+        assert legend[-2:] == ["ceiling: √(gap's split-half reliability)", "held-out null, 97.5% (dotted)"]
+        assert len(legend) == len(real_scores.METRICS) + 2
+        # issue 39: the held-out panels draw each metric's null beside the ceiling (jderbysh's JSD and EMD held out
+        # at 0.25 under a ceiling of 0.00 did not beat a null of 0.40)
+        dotted = [line for ax in fig.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
+        ddp_all = findings.validity[findings.validity["gap"] == "dDP"]
+        assert len(dotted) == ddp_all.groupby(["data set", "metric"]).ngroups
+        assert np.allclose(np.sort(np.concatenate([line.get_ydata() for line in dotted])),
+                           np.sort(ddp_all["heldout_null_hi"].to_numpy()))
         # the dashed black line is the ceiling, the square root of the reliability, not the reliability
         dashed = [line for ax in fig.axes for line in ax.get_lines()
                   if line.get_linestyle() == "--" and line.get_color() == "black"]

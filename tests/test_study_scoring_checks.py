@@ -67,7 +67,7 @@ def stats_frame(regular=(13.2, 0.0), first=(92.0, np.nan)) -> pd.DataFrame:
 
 def test_pairwise_summary_and_takeaway():
     summary = sc.pairwise_summary(stats_frame(), n_answers=12, rounds=1, pool_size=3, n_jobs=1, distinct=6)
-    assert summary.startswith("This run has 12 answers, 6 per system (3 pairs from 1 pool(s) per job of 3 candidates")
+    assert summary.startswith("This run has 12 answers, 6 per system (3 pairs from 1 pool per job of 3 candidates, 1 job,")
     assert "m1: 13.2 % of its answers named a candidate" in summary
     assert "92.0 % of its answers that name someone name the candidate shown first." in summary
     assert "m2: 0.0 % of its answers named a candidate" in summary and summary.endswith("two orders.")
@@ -82,7 +82,7 @@ def test_essay_status():
     graded = pd.DataFrame({"system": ["s"] * 4, "rating": [1, 2, 3, 4], "score": [2.0, 2.5, 2.4, 3.0],
                            "label_mass": [0.001, 0.002, 0.003, 0.004]})
     text = sc.essay_status(graded, system="s", n_essays=4, n_systems=1)
-    assert text.startswith("1 system(s) graded the 4 demo essays. For s, the Spearman correlation")
+    assert text.startswith("1 system graded the 4 demo essays. For s, the Spearman correlation")
     assert "is 0.80;" in text and "from 2.00 to 3.00" in text and "is 0.0025," in text
     assert sc.essay_status(None).startswith("This run grades no essays")
 

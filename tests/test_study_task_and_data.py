@@ -17,12 +17,14 @@ from allocbias import data  # noqa: E402
 from allocbias.audited import prompts  # noqa: E402
 from allocbias.audited.names import DEFAULT_RULE  # noqa: E402
 from allocbias.plotting import GROUP_ORDER  # noqa: E402
+from .conftest import ROOT, markdown_text  # noqa: E402
 from allocbias.study import task_and_data as td  # noqa: E402
 
 #: The keys the chapter glues (its prose quotes them).
 CHAPTER_KEYS = {
     "n_jobs", "job_titles", "resumes_per_job", "n_resumes", "n_qualified_resumes", "n_groups", "groups",
-    "reference_group", "n_demo_essays", "demo_groups", "icnale_reference", "icnale_l2", "n_icnale_l2",
+    "reference_group", "n_ellipse_essays", "n_ellipse_study", "n_ellipse_prompts", "ellipse_groups",
+    "ellipse_reference", "n_demo_essays", "demo_groups", "icnale_reference", "icnale_l2", "n_icnale_l2",
     "ssa_first_year", "ssa_last_year", "ssa_min_births", "sex_share_min", "max_frequency_ratio", "n_first", "n_last",
     "asian_first_min", "black_last_min", "white_last_min", "white_first_min", "n_first_total", "n_rerun_same",
     "first_names_per_group", "surnames_per_group", "eligible_per_group", "fewest_eligible_group", "fewest_eligible",
@@ -153,3 +155,14 @@ def test_names_added_at_a_lower_threshold_are_new_and_below_the_old_one(findings
     assert added["race_share"].between(rule.first_race_min["White"], rule.first_race_min["Asian"]).all()
     committed = set(zip(findings.first_names["group"], findings.first_names["name"]))
     assert not any((g, n) in committed for g, n in zip(added["group"], added["name"]))
+
+
+def test_the_essay_data_the_book_grades_is_ellipse(findings):
+    """Issue 39 item 5: chapter 1 names the essays the book uses (ELLIPSE, chapter 16), not ICNALE or the demo set."""
+    v = findings.glue_values()
+    assert (v["n_ellipse_essays"], v["n_ellipse_study"]) == (2571, 1000) and v["n_ellipse_prompts"] > 30
+    assert v["ellipse_reference"] == "White" and "Black/African American" in v["ellipse_groups"]
+    prose = markdown_text(ROOT / "notebooks" / "01_task_and_data.ipynb")
+    overview = prose.split("## Overview", 1)[1].split("##", 1)[0]
+    assert "ELLIPSE" in overview and "ICNALE" not in overview
+    assert "the book does not use it" in prose

@@ -252,7 +252,13 @@ def test_verdict_interval_inside_the_null_is_not_shown():
     w = verdict_words(_row(heldout_mean=0.25, heldout_ci_lo=0.05, heldout_ci_hi=0.45))
     assert (w["verdict"], w["tracks"], w["interval"], w["testable"]) == (
         "not shown at this size", False, "inside", True)
-    assert "reliable enough for a metric to be tested" in w["phrase"]
+    # the gap described by its measured reliability (ceiling 0.8: r = 0.64, moderately reliable) and what it allows,
+    # never called "reliable" below 0.8 (issue 39: "reliable enough for a metric to be tested" of a gap at 0.05)
+    assert "the gap agrees with itself at r = 0.64, moderately reliable, so no statistic can forecast it above " \
+           "r ≈ 0.80, which clears the null's 97.5th percentile, 0.20" in w["phrase"]
+    low = verdict_words(_row(heldout_ci_lo=0.05, ceiling=0.22, heldout_null_hi=0.14, reliability=0.05), gap="ΔDP")
+    assert "ΔDP agrees with itself at r = 0.05, unreliable" in low["phrase"]
+    assert "reliable enough" not in low["phrase"]
     below = verdict_words(_row(heldout_mean=-0.5, heldout_ci_lo=-0.7, heldout_ci_hi=-0.3))
     assert (below["verdict"], below["interval"]) == ("not shown at this size", "below")
 

@@ -6,6 +6,9 @@ score distributions to the selection rates without re-reading legends.
 
 from __future__ import annotations
 
+import base64
+import html as _html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Real
 from typing import Any
@@ -15,11 +18,21 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from pandas.io.formats.style import Styler
 
 from .checks import require_columns
 
 __all__ = [
     "show_table",
+    "count_text",
+    "number_text",
+    "fixed_text",
+    "DASH",
+    "interval_text",
+    "evidence_text",
+    "join_intervals",
+    "header_words",
+    "value_words",
     "table_frame",
     "KEY_COLUMN_WORDS",
     "GROUP_ORDER",
@@ -313,10 +326,22 @@ def smallest_legend_points(fig: Figure) -> float:
 
 def use_book_style() -> None:
     """The book's matplotlib style: seaborn whitegrid, readable font sizes (legends at :data:`LEGEND_POINTS`),
-    :data:`BOOK_DPI`, tight layout."""
+    :data:`BOOK_DPI`, tight layout; and, in a notebook, every table shown the book's way: a DataFrame, or a Styler a
+    chapter made itself, displayed as :func:`show_table` shows it (numbers in words, intervals joined, headers in
+    words, a dash for what does not exist), so that no table of a chapter escapes the book's rules."""
     sns.set_theme(style="whitegrid", context="notebook")
     plt.rcParams.update({"figure.dpi": BOOK_DPI, "savefig.bbox": "tight", "figure.autolayout": True,
                          "legend.fontsize": LEGEND_POINTS, "legend.title_fontsize": LEGEND_POINTS})
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the book's kernel
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    html = shell.display_formatter.formatters["text/html"]
+    html.for_type(pd.DataFrame, _book_html)
+    html.for_type(Styler, _book_html)
 
 
 def _format_param(value: Any) -> str:
@@ -572,6 +597,237 @@ def plot_metric_sweep(
     return grid.figure
 
 
+#: What a table shows for a value that does not exist (a correlation over constant values, a rate of no one): a
+#: dash, and the table's caption says why (:func:`show_table`'s ``dash_note``).
+DASH = "–"
+MINUS = "−"
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """One number as the book's tables show it: whole numbers with thousands separators, other numbers to at most
+    ``digits`` decimals with a true minus sign and never "-0.00", a value too small to show as "< 0.001", a missing
+    or undefined value as a dash (:data:`DASH`), booleans as "yes"/"no"; text is returned as it is.
+
+    >>> [number_text(v) for v in (1605, 25000.0, 0.95, 2.0, -0.0004, 7.5e-11, -0.25, float("nan"), None, True)]
+    ['1,605', '25,000', '0.950', '2', '0.000', '< 0.001', '−0.250', '–', '–', 'yes']
+    >>> number_text(0.123456, 2), number_text("ΔDP")
+    ('0.12', 'ΔDP')
+    """
+    if value is None or value is pd.NA:
+        return DASH
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Real):
+        return str(value)
+    x = float(value)
+    if not np.isfinite(x):
+        return DASH
+    if x == int(x) and abs(x) < 2**53:
+        return f"{int(x):,}".replace("-", MINUS)
+    text = f"{x:,.{digits}f}"
+    if float(text.replace(",", "")) == 0:
+        return f"< {10 ** -digits:.{digits}f}" if x > 0 else f"{0:.{digits}f}"
+    return text.replace("-", MINUS)
+
+
+def count_text(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun, singular or plural as the count asks, never "(s)" or "1 points"; thousands separated.
+
+    >>> count_text(1, "system"), count_text(6, "system"), count_text(2977, "pool"), count_text(1, "reply", "replies")
+    ('1 system', '6 systems', '2,977 pools', '1 reply')
+    """
+    n = int(n)
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
+def interval_text(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
+    """An estimate and its interval in one cell: "0.46 [−0.15, 0.85]"; a missing interval leaves the estimate.
+
+    >>> interval_text(0.4567, -0.15, 0.853), interval_text(0.4, float("nan"), float("nan"))
+    ('0.46 [−0.15, 0.85]', '0.40')
+    """
+    est = fixed_text(estimate, digits)
+    if any(v is None or not np.isfinite(float(v)) for v in (low, high)):
+        return est
+    return f"{est} [{fixed_text(low, digits)}, {fixed_text(high, digits)}]"
+
+
+def evidence_text(estimate: Any, low: Any, high: Any, *, null: Any = None, ceiling: Any = None,
+                  digits: int = 2) -> str:
+    """A verdict's evidence in one readable cell: the held-out r with its 95% interval, its permutation null's
+    97.5th percentile and the gap's ceiling, "0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43".
+
+    >>> evidence_text(0.46, -0.15, 0.85, null=0.49, ceiling=0.43)
+    '0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43'
+    """
+    parts = [interval_text(estimate, low, high, digits)]
+    if null is not None:
+        parts.append(f"null {fixed_text(null, digits)}")
+    if ceiling is not None:
+        parts.append(f"ceiling {fixed_text(ceiling, digits)}")
+    return "; ".join(parts)
+
+
+def fixed_text(value: Any, digits: int = 2) -> str:
+    """A number to exactly ``digits`` decimals, with a true minus sign, never "-0.00", a dash when missing.
+
+    >>> fixed_text(-0.004), fixed_text(-0.25), fixed_text(0.5, 3), fixed_text(float("nan"))
+    ('0.00', '−0.25', '0.500', '–')
+    """
+    if value is None or value is pd.NA or not np.isfinite(float(value)):
+        return DASH
+    text = f"{float(value):.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+
+
+#: Interval columns a table joins into its estimate's cell (:func:`join_intervals`): for an estimate column ``X``,
+#: the first pair of these suffixes present (``X_ci_lo``/``X_ci_hi``...); an estimate named in the keys of
+#: :data:`_ESTIMATE_ALIASES` also takes its alias's pairs (``impact_ratio`` with ``ir_low``/``ir_high``).
+_INTERVAL_SUFFIXES = (("_ci_lo", "_ci_hi"), ("_ci_low", "_ci_high"), ("_lo", "_hi"), ("_low", "_high"),
+                      (" low", " high"), (" lo", " hi"))
+_ESTIMATE_ALIASES = {"impact_ratio": ("ir",), "estimate": ("ci",), "heldout_mean": ("heldout", "heldout_ci"),
+                     "null_mean": ("null",), "heldout_null_mean": ("heldout_null",), "heldout_r": ("ci",),
+                     "r": ("ci",)}
+
+
+def join_intervals(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Each estimate column with an interval beside it (``X`` and ``X_lo``/``X_hi``, ``X_ci_lo``/``X_ci_hi``,
+    ``X_low``/``X_high``; ``impact_ratio`` with ``ir_low``/``ir_high``; ``null_mean`` with ``null_lo``/``null_hi``)
+    becomes one text column "X [95%]" of cells "0.46 [−0.15, 0.85]", and the interval columns go. A pair without
+    an estimate becomes one column of cells "[lo, hi]": "null 95% range" for a permutation null's percentiles
+    (``null_lo``, ``null_hi``), "value: low, high" for another (``value_low``, ``value_high``).
+
+    >>> t = pd.DataFrame({"group": ["a"], "rate": [0.25], "rate_low": [0.2], "rate_high": [0.3],
+    ...                   "impact_ratio": [0.8], "ir_low": [0.7], "ir_high": [0.9], "null_lo": [-0.1], "null_hi": [0.2]})
+    >>> join_intervals(t).to_dict("records")
+    [{'group': 'a', 'rate [95%]': '0.25 [0.20, 0.30]', 'impact_ratio [95%]': '0.80 [0.70, 0.90]', 'null 95% range': '[−0.10, 0.20]'}]
+
+    A verdict's evidence (the columns of ``validity_controls`` or ``forecast_test``) becomes one cell, "0.46 [−0.15,
+    0.85]; null 0.49; ceiling 0.43", and the in-sample r one beside its null, "0.53; null 0.45 [0.30, 0.60]":
+
+    >>> c = pd.DataFrame({"r": [0.53], "null_mean": [0.45], "null_lo": [0.3], "null_hi": [0.6], "heldout_mean": [0.46],
+    ...                   "heldout_ci_lo": [-0.15], "heldout_ci_hi": [0.85], "heldout_null_hi": [0.49], "ceiling": [0.43]})
+    >>> join_intervals(c).to_dict("records")
+    [{'in-sample r; null mean [95%]': '0.53; null 0.45 [0.30, 0.60]', 'held-out r [95%]; null 97.5%; ceiling': '0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43'}]
+    """
+    t = frame.copy()
+    used: set[str] = set()
+    joined: dict[str, str] = {}
+    done = ""
+    # a verdict's evidence, as the verdict reads it: the held-out r with its sampling interval, its permutation
+    # null's 97.5th percentile and the ceiling, in one cell; the in-sample r beside its null's mean and range
+    for est, lo, hi, null, ceiling in (("heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_hi", "ceiling"),
+                                       ("heldout_r", "ci_lo", "ci_hi", "null_hi", "ceiling")):
+        if {est, lo, hi} <= set(t.columns) and null in t.columns:
+            has_ceiling = ceiling in t.columns
+            t[est] = [evidence_text(e, a, b, null=n, ceiling=c if has_ceiling else None, digits=digits)
+                      for e, a, b, n, c in zip(t[est], t[lo], t[hi], t[null],
+                                               t[ceiling] if has_ceiling else [None] * len(t))]
+            label = "held-out r [95%]; null 97.5%" + ("; ceiling" if has_ceiling else "")
+            gone = [lo, hi, null, *([ceiling] if has_ceiling else []),
+                    *[c for c in ("heldout_lo", "heldout_hi", "heldout_null_lo", "heldout_null_mean", "null_lo",
+                                  "null_mean") if c in t.columns and est == "heldout_r"],
+                    *[c for c in ("heldout_lo", "heldout_hi", "heldout_null_lo", "heldout_null_mean")
+                      if c in t.columns and est == "heldout_mean"]]
+            t = t.drop(columns=gone).rename(columns={est: label})
+            done = label
+            break
+    if {"r", "null_mean", "null_lo", "null_hi"} <= set(t.columns):
+        t["r"] = [f"{fixed_text(r, digits)}; null {interval_text(m, a, b, digits)}"
+                  for r, m, a, b in zip(t["r"], t["null_mean"], t["null_lo"], t["null_hi"])]
+        t = t.drop(columns=["null_mean", "null_lo", "null_hi"] + [c for c in ("null_percentile",) if c in t.columns])
+        t = t.rename(columns={"r": "in-sample r; null mean [95%]"})
+    elif {"r", "null_mean", "null_hi"} <= set(t.columns):
+        t["r"] = [f"{fixed_text(r, digits)}; null {fixed_text(m, digits)}, 97.5% {fixed_text(h, digits)}"
+                  for r, m, h in zip(t["r"], t["null_mean"], t["null_hi"])]
+        t = t.drop(columns=["null_mean", "null_hi"]).rename(columns={"r": "in-sample r; null mean, 97.5%"})
+    columns = [c for c in t.columns if isinstance(c, str) and c != done]
+    for est in columns:
+        if est in used or not pd.api.types.is_numeric_dtype(t[est]):
+            continue
+        for stem in (est, *_ESTIMATE_ALIASES.get(est, ())):
+            pair = next(((stem + a, stem + b) for a, b in _INTERVAL_SUFFIXES
+                         if stem + a in t.columns and stem + b in t.columns and stem + a not in used), None)
+            if stem == est and est in ("heldout_mean",) and ("heldout_ci_lo" in t.columns):
+                pair = ("heldout_ci_lo", "heldout_ci_hi")
+            if pair:
+                lo, hi = pair
+                t[est] = [interval_text(e, a, b, digits) for e, a, b in zip(t[est], t[lo], t[hi])]
+                used.update((est, lo, hi))
+                joined[est] = f"{est} [95%]"
+                break
+    for a, b in _INTERVAL_SUFFIXES:  # pairs left without an estimate: one range column
+        for lo in [c for c in columns if c.endswith(a) and c not in used]:
+            stem = lo[: -len(a)]
+            hi = stem + b
+            if hi in t.columns and hi not in used and stem and pd.api.types.is_numeric_dtype(t[lo]):
+                t[lo] = [f"[{fixed_text(x, digits)}, {fixed_text(y, digits)}]" for x, y in zip(t[lo], t[hi])]
+                used.update((lo, hi))
+                # a permutation null's pair is its 2.5th and 97.5th percentiles; another pair is only a low and a high
+                joined[lo] = f"{stem} 95% range" if stem.endswith("null") else f"{stem}: low, high"
+                t = t.drop(columns=hi)
+    drop = [c for c in used if c not in joined and c in t.columns]
+    return t.drop(columns=drop).rename(columns=joined)
+
+
+#: Column names in words (:func:`header_words`): code names a table may carry and what a reader reads instead.
+HEADER_WORDS: dict[str, str] = {
+    "heldout": "held-out", "heldout_mean": "held-out r", "heldout_r": "held-out r", "null_mean": "null mean",
+    "null_percentile": "percentile of the null", "ir": "impact ratio", "impact_ratio": "impact ratio",
+    "n": "n", "avg_gap": "mean gap δ", "ci": "95% interval", "se": "standard error", "pct": "%",
+    "n_points": "points", "ir_below_08": "points below 0.8", "ir_below_08_null_mean": "below 0.8 under the null",
+    "ir_below_08_null_hi": "below 0.8, null 97.5%", "p_value": "p-value", "pvalue": "p-value",
+}
+
+
+#: Values that are code names, in words (:func:`value_words`).
+VALUE_WORDS: dict[str, str] = {
+    "rabbi_qualified": "RABBI on qualified candidates", "avg_gap_qualified": "mean gap δ on qualified candidates",
+    "audits_any_ir_below": "audits with an impact ratio below 0.8",
+}
+
+
+def value_words(value: Any) -> Any:
+    """A cell that is a code name (``software_engineer``, ``rabbi_qualified``, ``avg_gap``) in words; any other value
+    as it is.
+
+    >>> [value_words(v) for v in ("software_engineer", "rabbi_qualified", "avg_gap", "smollm2-fp32-paper", 3)]
+    ['software engineer', 'RABBI on qualified candidates', 'mean gap δ', 'smollm2-fp32-paper', 3]
+    """
+    if not isinstance(value, str):
+        return value
+    if value in VALUE_WORDS:
+        return VALUE_WORDS[value]
+    if value in METRIC_SHORT:
+        return METRIC_SHORT[value]
+    if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", value):
+        return value.replace("_", " ")
+    return value
+
+
+def header_words(name: Any) -> Any:
+    """A column name as a reader reads it: a known code name in words (:data:`HEADER_WORDS`, :data:`METRIC_SHORT`),
+    otherwise its underscores as spaces ("rate_low" -> "rate low", "heldout_ci_hi" -> "held-out ci hi").
+
+    >>> [header_words(c) for c in ("heldout_mean", "rate_low", "rabbi", "impact_ratio [95%]", "k")]
+    ['held-out r', 'rate low', 'RABBI', 'impact ratio [95%]', 'k']
+    """
+    if not isinstance(name, str):
+        return name
+    if name in HEADER_WORDS:
+        return HEADER_WORDS[name]
+    if name in METRIC_SHORT:
+        return METRIC_SHORT[name]
+    head, sep, tail = name.partition(" ")
+    if sep and head in HEADER_WORDS:
+        return f"{HEADER_WORDS[head]} {tail}"
+    if "_" not in name:
+        return name
+    return " ".join(HEADER_WORDS.get(w, w) for w in name.split("_"))
+
+
 #: Words that mark a table's key columns (verdicts and flags): :func:`show_table` puts them right after the row
 #: labels, so that they stay in view when a wide table scrolls.
 KEY_COLUMN_WORDS: tuple[str, ...] = ("verdict", "flag", "four_fifths", "four-fifths", "below 0.8", "below_08")
@@ -660,22 +916,101 @@ def table_frame(frame: pd.DataFrame | pd.Series | Mapping[str, Any], *, first: S
 
 
 def show_table(frame: pd.DataFrame | pd.Series | Mapping[str, Any], precision: int = 3, *, first: Sequence[str] = (), drop_constant: bool = False,
-               labels: Mapping[str, str] | None = None, caption: str | None = None) -> Any:
-    """A table as the book shows it: a pandas ``Styler`` of :func:`table_frame` (no 0..n index column, key
-    columns first, booleans as words, whole numbers as integers, metric names as the book spells them), other
-    numbers to ``precision`` digits; the constant columns it dropped are stated in the caption.
+               labels: Mapping[str, str] | None = None, caption: str | None = None, digits: Mapping[str, int] | None = None,
+               join: bool = True, dash_note: str | None = None, download: str | None = None,
+               full: pd.DataFrame | None = None, wrap: Sequence[str] = ()) -> Any:
+    """A table as the book shows it, inside the text column at 1280 px: a pandas ``Styler`` of :func:`table_frame`
+    (no 0..n index column, key columns first, booleans as words, metric names as the book spells them) whose cells
+    are the book's words for numbers (:func:`number_text`: whole numbers with thousands separators, at most
+    ``precision`` decimals, ``digits`` per column where more decide a stated count, no "-0.00", a dash for a
+    missing value), each estimate joined with its interval into one cell ("0.46 [−0.15, 0.85]",
+    :func:`join_intervals`, unless ``join=False``) and headers in words (:func:`header_words`). The caption
+    states the constant columns it dropped and, where a dash stands, why (``dash_note``); with ``download`` (a
+    file name) it offers the table, or ``full`` (the whole of a table shown in part), as a CSV download. Text
+    columns named in ``wrap`` (and the key columns) wrap within their cell.
 
-    >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345]})).to_html()
-    >>> "529810<" in html, "529810.0" in html, "0.123<" in html, "row0_col0" in html
-    (True, False, True, True)
+    >>> html = show_table(pd.DataFrame({"n": [529810], "rate": [0.12345], "r": [float("nan")]})).to_html()
+    >>> "529,810<" in html, "0.123<" in html, "–<" in html, "a dash marks" in html, "row0_col0" in html
+    (True, True, True, True, True)
     >>> "k = 1 in every row" in show_table(pd.DataFrame({"k": [1, 1], "r": [0.1, 0.2]}), drop_constant=True).to_html()
     True
+    >>> html = show_table(pd.DataFrame({"null_mean": [0.1], "null_lo": [-0.2], "null_hi": [0.3]}), download="x.csv").to_html()
+    >>> "null mean [95%]" in html, "0.10 [−0.20, 0.30]" in html, 'download="x.csv"' in html
+    (True, True, True)
     """
+    source = frame
+    if join and isinstance(frame, pd.DataFrame):
+        named_index = any(n is not None for n in frame.index.names)
+        frame = join_intervals(frame.reset_index() if named_index else frame, digits=min(precision, 2))
     t, dropped = table_frame(frame, first=first, drop_constant=drop_constant, labels=labels)
-    notes = [f"{name} = {value} in every row" for name, value in dropped.items()]
-    text = "; ".join(x for x in (caption, *notes) if x)
-    style = t.style.format(precision=precision, na_rep="").hide(axis="index")
-    keys = [c for c in t.columns if _is_key(c) or c in first]
-    if keys:  # long verdicts wrap within their column instead of pushing the numbers out of view
-        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "8em", "max-width": "16em"})
+    per = dict(digits or {})
+    missing = False
+    shown = pd.DataFrame(index=t.index)
+    for c in t.columns:
+        col = t[c].map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else value_words(v))
+        missing |= (bool(col.isna().any()) or bool(col.astype(str).isin(["nan", "NaN", "<NA>"]).any())
+                    or bool(col.astype(str).str.contains(r"(?:^|\[|; |, )–(?:;|,|\]|$)").any()))
+        places = per.get(str(c), precision)
+        plain = any(w in str(c).lower() for w in ("year", "_id", " id", "seed", "rank"))
+        shown[c] = [(str(int(v)) if plain and isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(float(v))
+                     and float(v) == int(v) else number_text(v, places)) if not isinstance(v, str) or v in ("nan", "NaN")
+                    else v for v in col.map(lambda v: DASH if isinstance(v, str) and v in ("nan", "NaN", "<NA>") else v)]
+    shown = shown.rename(columns={c: header_words(c) for c in shown.columns})
+    notes = [f"{header_words(name)} = {number_text(value)} in every row" for name, value in dropped.items()]
+    if missing:
+        notes.append(dash_note or f"a dash marks a value that does not exist here (an undefined ratio or correlation, "
+                                  "or nothing to count)")
+    text = _html.escape("; ".join(x for x in (caption, *notes) if x))
+    if download:
+        data = (full if full is not None else source)
+        data = data.reset_index() if isinstance(data, pd.DataFrame) and any(n is not None for n in data.index.names) else data
+        payload = pd.DataFrame(data).to_csv(index=False)
+        link = (f'<a download="{_html.escape(download)}" href="data:text/csv;charset=utf-8;base64,'
+                f'{base64.b64encode(payload.encode()).decode()}">the full table as CSV</a>')
+        text = f"{text}; {link}" if text else link
+    style = shown.style.format(escape="html").hide(axis="index")
+    text_columns = [c for c in t.columns if not (pd.api.types.is_numeric_dtype(t[c]) or _numbers_only(t[c]))]
+    numeric = [header_words(c) for c in t.columns if c not in text_columns]
+    if numeric:
+        style = style.set_properties(subset=numeric, **{"text-align": "right"})
+    # text that would hold a column wider than a few words (a quote, a note, a list of names) wraps in its cell
+    long_text = [c for c in text_columns if shown[header_words(c)].str.len().max() > 24
+                 and not shown[header_words(c)].str.match(r"^\[?[−-]?\d").all()]
+    keys = [header_words(c) for c in t.columns if _is_key(c) or c in first or c in wrap or c in long_text]
+    # any other text (a system id, a job, a group) may wrap between its words or after a hyphen where the table is
+    # short of room; the browser wraps only then
+    short_text = [header_words(c) for c in text_columns if header_words(c) not in keys]
+    if short_text:
+        style = style.set_properties(subset=short_text, **{"white-space": "normal", "min-width": "5em"})
+    if keys:  # long verdicts and notes wrap within their column instead of pushing the numbers out of view
+        style = style.set_properties(subset=keys, **{"white-space": "normal", "min-width": "7em", "max-width": "14em"})
+    # joined evidence ("0.46 [−0.15, 0.85]; null 0.49; ceiling 0.43") breaks after its estimate and interval
+    joined = [c for c in shown.columns if c not in keys and shown[c].str.contains("; ").any()]
+    if joined:
+        style = style.set_properties(subset=joined, **{"white-space": "normal", "min-width": "9.5em",
+                                                       "max-width": "11em"})
+    # an estimate with its interval ("0.46 [−0.15, 0.85]") may break before the interval where the column is short
+    intervals = [c for c in shown.columns if c not in keys and c not in joined and shown[c].str.contains(r"\d \[").any()]
+    if intervals:
+        style = style.set_properties(subset=intervals, **{"white-space": "normal", "min-width": "7em"})
+    style._allocbias_book = True  # shown as the book shows a table (use_book_style's display hook leaves it be)
     return style.set_caption(text) if text else style
+
+
+def _numbers_only(col: pd.Series) -> bool:
+    """Whether a column holds numbers only (booleans, text and an empty column do not count)."""
+    values = col.dropna()
+    return bool(len(values)) and bool(values.map(lambda v: isinstance(v, Real) and not isinstance(v, bool)).all())
+
+
+def _book_html(obj: Any) -> str | None:
+    """The HTML of a DataFrame, or of a Styler a chapter made itself, as :func:`show_table` shows it (the display
+    hook :func:`use_book_style` installs); a table :func:`show_table` made is rendered as it is (a hook that returned
+    nothing for it would leave the page with the Styler's text form instead of the table)."""
+    if getattr(obj, "_allocbias_book", False):
+        return obj.to_html()
+    # columns that hold one value in every row go to the caption ("k = 1 in every row")
+    if isinstance(obj, Styler):
+        return show_table(obj.data, caption=obj.caption if isinstance(obj.caption, str) else None,
+                          drop_constant=True).to_html()
+    return show_table(obj, drop_constant=True).to_html()

@@ -33,6 +33,7 @@ from .metrics import ABS_GAP_METRICS, STUDY_GAPS, STUDY_METRICS, _float_vector
 from .splits import _row_r, half_split_masks
 from .verdicts import (  # noqa: F401  (the verdict words, re-exported: validity's public names)
     VERDICT_TRACKS, VERDICT_NOT_SHOWN, VERDICT_TOO_NOISY, VERDICTS, _VERDICT_COLUMNS, _verdict_inputs, verdict_words, verdict_column, control_words, order_word, _GLUE_FIELDS, _GAP_WORDS, controls_glue, ndcg_words,
+    RELIABILITY_WORDS, reliability_word, reliability_phrase,
 )
 
 __all__ = [
@@ -53,6 +54,9 @@ __all__ = [
     "VERDICTS",
     "verdict_column",
     "verdict_words",
+    "RELIABILITY_WORDS",
+    "reliability_word",
+    "reliability_phrase",
     "order_word",
     "ndcg_table",
     "pearson",

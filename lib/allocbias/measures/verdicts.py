@@ -33,6 +33,57 @@ _VERDICT_COLUMNS = {
 }
 
 
+#: the reliability bands of the book's words (:func:`reliability_word`): *reliable* from 0.8, *moderately reliable*
+#: from 0.5, *unreliable* below
+RELIABLE = 0.8
+MODERATELY_RELIABLE = 0.5
+#: the only words the book uses for how reliable a statistic is
+RELIABILITY_WORDS = ("reliable", "moderately reliable", "unreliable")
+
+
+def _num(x: float, digits: int = 2) -> str:
+    """``x`` to ``digits`` decimals, with a true minus sign and never "-0.00".
+
+    >>> _num(-0.001), _num(-0.25), _num(0.215)
+    ('0.00', '−0.25', '0.21')
+    """
+    text = f"{x:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", "−")
+
+
+def reliability_word(rho: float) -> str:
+    """How reliable a statistic with split-half reliability ``rho`` is, in the book's only three words:
+    ``"reliable"`` (0.8 or more), ``"moderately reliable"`` (0.5 to 0.8) or ``"unreliable"`` (below 0.5, a
+    reliability of 0 or less included: the halves do not agree).
+
+    >>> [reliability_word(r) for r in (0.85, 0.8, 0.6, 0.5, 0.05, -0.02)]
+    ['reliable', 'reliable', 'moderately reliable', 'moderately reliable', 'unreliable', 'unreliable']
+    """
+    if rho is None or not np.isfinite(float(rho)):
+        raise ValueError(f"rho must be a finite number, got {rho!r}")
+    return ("reliable" if rho >= RELIABLE else "moderately reliable" if rho >= MODERATELY_RELIABLE
+            else "unreliable")
+
+
+def reliability_phrase(rho: float, *, ceiling: float | None = None, gap: str = "the gap", size: str = "") -> str:
+    """A gap described by its measured reliability and what it allows: "ΔDP agrees with itself at r = 0.05,
+    unreliable, so no statistic can forecast it above r ≈ 0.22". ``ceiling`` defaults to the square root of
+    ``rho`` (0 when ``rho`` is not positive); ``size`` (e.g. ``"30 vacancies per half"``) says what the reliability
+    was measured at.
+
+    >>> reliability_phrase(0.05, gap="ΔDP", size="30 vacancies per half")
+    'ΔDP agrees with itself at r = 0.05 (30 vacancies per half), unreliable, so no statistic can forecast it above r ≈ 0.22'
+    >>> reliability_phrase(0.9)
+    'the gap agrees with itself at r = 0.90, reliable, so no statistic can forecast it above r ≈ 0.95'
+    """
+    word = reliability_word(rho)
+    if ceiling is None or not np.isfinite(ceiling):
+        ceiling = float(np.sqrt(max(float(rho), 0.0)))
+    at = f" ({size})" if size else ""
+    return (f"{gap} agrees with itself at r = {_num(rho)}{at}, {word}, so no statistic can forecast it above "
+            f"r ≈ {_num(ceiling)}")
+
+
 def _verdict_inputs(row: Mapping[str, float] | pd.Series) -> tuple[float, ...]:
     for cols in _VERDICT_COLUMNS.values():
         if all(c in row for c in cols):
@@ -80,6 +131,8 @@ ho} \le n_{hi}` (even a metric that
     'not shown at this size'
     >>> verdict_words(row | {"ci_lo": 0.05, "ceiling": 0.1}, gap="ΔDP")["phrase"][:62]
     'is not shown to track ΔDP at this size: ΔDP itself is too nois'
+    >>> verdict_words(row | {"ci_lo": 0.05, "ceiling": 0.22, "null_hi": 0.14}, gap="ΔDP")["phrase"].split(" (")[1]
+    "ΔDP agrees with itself at r = 0.05, unreliable, so no statistic can forecast it above r ≈ 0.22, which clears the null's 97.5th percentile, 0.14)"
     """
     held, lo, hi, null_lo, null_hi, ceiling = _verdict_inputs(row)
     known = np.isfinite([held, lo, hi, null_lo, null_hi]).all()
@@ -88,6 +141,8 @@ ho} \le n_{hi}` (even a metric that
     testable = bool(np.isfinite(ceiling) and np.isfinite(null_hi) and ceiling > null_hi)
     short = (f"tracks {gap}" if tracks else f"is not shown to track {gap} at this size" if testable
              else f"is not shown to track {gap} at this size (the gap is too noisy to test)")
+    rho = float(row["reliability"]) if "reliability" in row else (ceiling ** 2 if np.isfinite(ceiling) else np.nan)
+    agrees = reliability_phrase(rho, ceiling=ceiling, gap=gap) if np.isfinite(rho) else ""
     if tracks:
         verdict = VERDICT_TRACKS
         phrase = (f"tracks {gap} out of sample: the 95% interval of its held-out r lies above the 97.5th "
@@ -95,12 +150,15 @@ ho} \le n_{hi}` (even a metric that
     elif testable:
         verdict = VERDICT_NOT_SHOWN
         phrase = (f"is not shown to track {gap} at this size: the 95% interval of its held-out r reaches into its "
-                  f"held-out permutation null, although {gap} is reliable enough for a metric to be tested")
+                  "held-out permutation null"
+                  + (f" ({agrees}, which clears the null's 97.5th percentile, {_num(null_hi)})" if agrees else ""))
     else:
         verdict = VERDICT_TOO_NOISY
         phrase = (f"is not shown to track {gap} at this size: {gap} itself is too noisy for any metric to be "
-                  "tested (its ceiling, the square root of its split-half reliability, does not clear the held-out "
-                  "permutation null)")
+                  "tested" + (f" ({agrees}, which does not clear the held-out permutation null's 97.5th percentile, "
+                              f"{_num(null_hi)})" if agrees and np.isfinite(null_hi) else
+                              " (its ceiling, the square root of its split-half reliability, does not clear the "
+                              "held-out permutation null)"))
     return {"verdict": verdict, "tracks": tracks, "interval": interval, "testable": testable, "phrase": phrase,
             "short": short}
 
@@ -173,7 +231,7 @@ def controls_glue(table: pd.DataFrame, *, prefix: str = "ctl", group: str = "gro
     ``{prefix}_heldout_order_{gap}[_k{k}]``, RABBI's held-out r against δ's (:func:`order_word`), when both are in
     the table. A table with a ``group`` column (``per_group=True``) gives instead, per (metric, gap[, k]), the
     number of groups whose in-sample r is above its null (``n_above``, described), whose verdict is "tracks"
-    (``n_tracks``), whose gap is reliable enough to test (``n_testable``), the groups counted (``n_groups``) and
+    (``n_tracks``), whose gap's ceiling clears its held-out null, so that a metric can be tested at all (``n_testable``), the groups counted (``n_groups``) and
     the smallest and largest held-out mean (``heldout_min``, ``heldout_max``).
 
     >>> t = pd.DataFrame({"metric": ["rabbi"], "gap": ["dDP"], "k": [1], "r": [0.9], "null_mean": [0.6],

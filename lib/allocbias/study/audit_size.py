@@ -36,6 +36,7 @@ import pandas as pd
 from .. import checks
 from ..checks import require_columns
 from ..measures import ll144, metrics, planning, reliability, selection
+from ..measures.verdicts import reliability_word, verdict_words  # the book's one set of words (reliability_word re-exported)
 from .findings import Findings
 
 __all__ = [
@@ -77,20 +78,6 @@ LIPPENS_PER_JOB_TYPE = 30
 def _fmt(x: float, digits: int = 2) -> str:
     text = f"{x:.{digits}f}"
     return text.lstrip("-") if float(text) == 0 else text.replace("-", "−")
-
-
-def reliability_word(rho: float) -> str:
-    """How reliable a statistic with split-half reliability ``rho`` is, in words: ``"reliable"`` (0.8 or more),
-    ``"moderately reliable"`` (0.5 to 0.8), ``"unreliable"`` (above 0, below 0.5) or ``"not reliable at all"``
-    (0 or less: the halves do not agree).
-
-    >>> [reliability_word(r) for r in (0.85, 0.6, 0.05, -0.02)]
-    ['reliable', 'moderately reliable', 'unreliable', 'not reliable at all']
-    """
-    if rho is None or not np.isfinite(float(rho)):
-        raise ValueError(f"rho must be a finite number, got {rho!r}")
-    return ("reliable" if rho >= 0.8 else "moderately reliable" if rho >= 0.5 else "unreliable" if rho > 0
-            else "not reliable at all")
 
 
 def size_phrase(rho: float, n: float, target: float, *, unit: str, audited: float | None = None) -> str:
@@ -151,15 +138,16 @@ def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
     ``table`` holds the rows of one (level, k, size) of :func:`allocbias.measures.reliability.forecast_test`.
 
     >>> t = pd.DataFrame({"statistic": ["gap", "rabbi"], "heldout_r": [0.19, 0.47], "ci_lo": [-0.45, -0.08],
-    ...                   "ci_hi": [0.71, 0.83], "null_mean": [0.0, -0.02], "null_hi": [0.48, 0.44],
+    ...                   "ci_hi": [0.71, 0.83], "null_mean": [0.0, -0.02], "null_lo": [-0.5, -0.45],
+    ...                   "null_hi": [0.48, 0.44], "ceiling": [0.6, 0.6],
     ...                   "vs_gap": [0.0, 0.28], "vs_gap_lo": [np.nan, -0.2], "vs_gap_hi": [np.nan, 0.7]})
     >>> forecast_phrase(t)
-    'RABBI from one half forecasts the other half’s gap at r = 0.47 (95% interval −0.08 to 0.83), above its permutation null (97.5th percentile 0.44); the gap itself does at r = 0.19 (−0.45 to 0.71); the difference, 0.28 (−0.20 to 0.70), is within sampling error'
+    'RABBI from one half forecasts the other half’s gap at r = 0.47 (95% interval −0.08 to 0.83; its interval reaching into its permutation null: not shown at this size, whose 97.5th percentile is 0.44); the gap itself does at r = 0.19 (−0.45 to 0.71); the difference, 0.28 (−0.20 to 0.70), is within sampling error'
     >>> forecast_phrase(t.assign(vs_gap_lo=[np.nan, 0.05])).rsplit("; ", 1)[1]
     'RABBI forecasts the other half’s gap better than the gap itself (difference 0.28, 0.05 to 0.70)'
     """
-    require_columns(table, ["statistic", "heldout_r", "ci_lo", "ci_hi", "null_mean", "null_hi", "vs_gap",
-                            "vs_gap_lo", "vs_gap_hi"], "table", nonempty=True)
+    require_columns(table, ["statistic", "heldout_r", "ci_lo", "ci_hi", "null_mean", "null_lo", "null_hi", "ceiling",
+                            "vs_gap", "vs_gap_lo", "vs_gap_hi"], "table", nonempty=True)
     rows = {}
     for name in (statistic, "gap"):
         part = table[table["statistic"] == name]
@@ -168,9 +156,12 @@ def forecast_phrase(table: pd.DataFrame, *, statistic: str = "rabbi") -> str:
         rows[name] = part.iloc[0]
     s, g = rows[statistic], rows["gap"]
     label = STATISTIC_NAMES.get(statistic, statistic)
-    null = "above" if s["heldout_r"] > s["null_hi"] else "within"
+    # the book's one verdict rule (measures.verdicts.verdict_words): shown only when the whole interval clears the null
+    shown = verdict_words(s)["tracks"]
+    null = ("its interval above its permutation null" if shown else
+            "its interval reaching into its permutation null: not shown at this size")
     head = (f"{label} from one half forecasts the other half’s gap at r = {_fmt(s['heldout_r'])} (95% interval "
-            f"{_fmt(s['ci_lo'])} to {_fmt(s['ci_hi'])}), {null} its permutation null (97.5th percentile "
+            f"{_fmt(s['ci_lo'])} to {_fmt(s['ci_hi'])}; {null}, whose 97.5th percentile is "
             f"{_fmt(s['null_hi'])}); the gap itself does at r = {_fmt(g['heldout_r'])} ({_fmt(g['ci_lo'])} to "
             f"{_fmt(g['ci_hi'])})")
     diff = f"{_fmt(s['vs_gap'])}, {_fmt(s['vs_gap_lo'])} to {_fmt(s['vs_gap_hi'])}"

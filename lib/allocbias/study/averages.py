@@ -103,9 +103,14 @@ def clip_to_percentiles(scores: pd.DataFrame, by: str = "family", low: float = 0
     return out
 
 
-def _clean(x: float) -> float:
-    """Rounded to 12 decimals, so that exact zeros print as 0.000, not -0.000."""
-    return float(np.round(x, 12)) + 0.0
+def _clean(x: float, digits: int = 12) -> float:
+    """Rounded to ``digits`` decimals, so that exact zeros print as 0.000, not -0.000 (the closed-form gaps, quoted to
+    three decimals, are rounded to three: a formula's −0.0002 is no negative gap).
+
+    >>> _clean(-1e-15), _clean(-0.0002, 3)
+    (0.0, 0.0)
+    """
+    return float(np.round(x, digits)) + 0.0
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -282,9 +287,10 @@ def averages_findings(
             focal.loc[(c, kk), "dDP_formula"] = synthetic.expected_dp_gap(u, n_groups, kk)
     for (c, kk), row in focal.iterrows():
         for col in [*METRICS, "dDP", "dDP_formula"]:
-            scalars[f"ce_{c}_{col}_k{kk}"] = _clean(row[col])
+            digits = 3 if col == "dDP_formula" else 12
+            scalars[f"ce_{c}_{col}_k{kk}"] = _clean(row[col], digits)
             if kk == k:
-                scalars[f"ce_{c}_{col}"] = _clean(row[col])
+                scalars[f"ce_{c}_{col}"] = _clean(row[col], digits)
 
     # the quota: smallest and largest k
     for kk, tag in ((min(k_all), "kmin"), (max(k_all), "kmax")):

@@ -36,7 +36,7 @@ from ..audited import data, datasets
 from ..measures import metrics, rankings
 from ..measures import genderbench as G
 from ..checks import require_columns
-from ..plotting import SEX_LINESTYLES, SEX_MARKERS, label_axes, order_groups
+from ..plotting import SEX_LINESTYLES, SEX_MARKERS, evidence_text, label_axes, order_groups
 from ..measures.validity import control_words, pearson, validity_controls, verdict_column, verdict_words
 from .findings import Findings
 
@@ -444,8 +444,9 @@ def bloomberg_rankings_findings(
     v["n_splits_used"] = int(n_splits)
     k_mid = validity_ks[len(validity_ks) // 2]
     v["vc_k_mid"] = int(k_mid)
+    v["vc_k_top"] = int(validity_ks[-1])
     for metric in ["rabbi", "avg_gap"]:
-        for k, tag in [(validity_ks[0], "k1"), (k_mid, "kmid")]:
+        for k, tag in [(validity_ks[0], "k1"), (k_mid, "kmid"), (validity_ks[-1], "ktop")]:
             row = vc[(vc["metric"] == metric) & (vc["k"] == k)].iloc[0]
             words = control_words(row)
             for col, name in [("r", "r"), ("null_mean", "null_mean"), ("null_lo", "null_lo"), ("null_hi", "null_hi"),
@@ -458,6 +459,9 @@ def bloomberg_rankings_findings(
             v[f"vc_{metric}_{tag}_verdict_phrase"] = str(verdict_words(row, gap="ΔDP")["phrase"])
             v[f"vc_{metric}_{tag}_verdict_short"] = str(verdict_words(row, gap="ΔDP")["short"])
             v[f"vc_{metric}_{tag}_null_word"] = words["null"]
+            v[f"vc_{metric}_{tag}_evidence"] = evidence_text(row["heldout_mean"], row["heldout_ci_lo"],
+                                                             row["heldout_ci_hi"], null=row["heldout_null_hi"],
+                                                             ceiling=row["ceiling"])
     row = vc[(vc["metric"] == "rabbi") & (vc["k"] == validity_ks[0])].iloc[0]
     v["vc_ir_below_k1"] = int(row["ir_below_08"])
     v["vc_ir_below_null_mean_k1"] = float(row["ir_below_08_null_mean"])

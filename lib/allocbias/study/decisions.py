@@ -35,7 +35,7 @@ from .. import checks
 from ..measures.metrics import STUDY_GAPS
 from ..audited import data
 from ..measures import metrics, selection
-from ..plotting import GROUP_ORDER, group_palette, label_axes, system_palette
+from ..plotting import GROUP_ORDER, count_text, group_palette, label_axes, system_palette
 from .findings import Findings
 
 __all__ = [
@@ -323,7 +323,7 @@ def figure_direction(findings: DecisionFindings) -> plt.Figure:
     ax.axvline(0, color="black", lw=0.8)
     ax.axvspan(-2 * se_mean, 2 * se_mean, color="grey", alpha=0.15, lw=0)
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="system")
-    label_axes(ax, title=f"ΔDP against {reference}, mean over {len(p['jobs'])} job(s) (grey: ±2 standard errors)",
+    label_axes(ax, title=f"ΔDP against {reference}, mean over {count_text(len(p['jobs']), 'job')} (grey: ±2 standard errors)",
                x=f"ΔDP (selection-rate gap, top {p['k']}; > 0: the group is selected more often)", y="group")
     return fig
 
@@ -342,5 +342,5 @@ def figure_score_gap(findings: DecisionFindings) -> plt.Figure:
         ax.locator_params(axis="x", nbins=5)
         label_axes(ax, title=xlabel.split(" (")[0], x=xlabel, y="group" if col == "avg_gap" else "")
     axes[0].invert_yaxis()
-    fig.suptitle(f"Bias against {p['reference']}, mean over {len(p['jobs'])} job(s): {p['systems'][0]}")
+    fig.suptitle(f"Bias against {p['reference']}, mean over {count_text(len(p['jobs']), 'job')}: {p['systems'][0]}")
     return fig

@@ -33,7 +33,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import selection, validity
 from ..measures.metrics import STUDY_GAPS, STUDY_METRICS
-from ..plotting import METRIC_SHORT, label_axes, metric_palette, system_palette
+from ..plotting import METRIC_SHORT, count_text, fixed_text, interval_text, label_axes, metric_palette, system_palette
 from ..scoring.systems import parse_system
 from .findings import Findings
 
@@ -115,10 +115,10 @@ def essay_note(full: pd.Series | None, n_essay: int, bound: float = float("nan")
     (``full`` indexed by (gap, metric)) beside the paper's bound and the random floor, or why there is no panel.
 
     >>> essay_note(None, 1)
-    'only 1 system(s) have graded every ELLIPSE essay of the study sample, and a ranking needs at least two'
+    'only 1 system has graded every ELLIPSE essay of the study sample, and a ranking needs at least two'
     """
     if full is None or n_essay < 2:
-        return (f"only {n_essay} system(s) have graded every ELLIPSE essay of the study sample, and a "
+        return (f"only {count_text(n_essay, 'system')} {'has' if n_essay == 1 else 'have'} graded every ELLIPSE essay of the study sample, and a "
                 "ranking needs at least two")
     return (f"RABBI's full-ranking NDCG is {full[('dDP', 'rabbi')]:.3f} against ΔDP and "
             f"{full[('dEO', 'rabbi')]:.3f} against ΔEO here, the paper's bound is NDCG@10 ≥ {bound:.2f}; "
@@ -207,13 +207,28 @@ class ModelSelectionFindings(Findings):
     def controls_view(self) -> pd.DataFrame:
         """NDCG at the full cut-off beside its random range, permutation null and held-out value."""
         c, n_max = self.controls, self.parameters["n_max"]
+        # each estimate beside its range in one cell, so that the table fits the text column (issue 39)
         return pd.DataFrame({
-            "ideal ranking by": c["gap"].map(LABELS), "metric": c["metric"].map(LABELS), f"NDCG@{n_max}": c["ndcg"],
-            "random: expected": c["random_ndcg"], "random: 97.5%": c["random_hi"], "null: mean": c["null_mean"],
-            "null: 95% range": [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(c["null_lo"], c["null_hi"])],
-            "held-out NDCG": c["heldout_mean"],
-            "held-out: 95% range": [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(c["heldout_lo"], c["heldout_hi"])],
+            "ideal ranking by": c["gap"].map(LABELS), "metric": c["metric"].map(LABELS),
+            f"NDCG@{n_max}; null mean [95%]": [f"{fixed_text(x, 3)}; null {interval_text(m, lo, hi, 3)}" for x, m, lo, hi
+                                               in zip(c["ndcg"], c["null_mean"], c["null_lo"], c["null_hi"])],
+            "random: expected; 97.5%": [f"{fixed_text(e, 3)}; {fixed_text(h, 3)}"
+                                        for e, h in zip(c["random_ndcg"], c["random_hi"])],
+            "held-out NDCG [95% over splits]": [interval_text(m, lo, hi, 3) for m, lo, hi
+                                                in zip(c["heldout_mean"], c["heldout_lo"], c["heldout_hi"])],
             "gap's own held-out NDCG": c["gap_heldout_mean"]})
+
+    def paper_view(self) -> pd.DataFrame:
+        """The paper's claims next to ours, in four readable columns: who claims it, the task, the claim in words
+        (the quantity, its relation and value, for which metric and gap) and our counterpart (issue 39: the table
+        inside the text column; the full claims are ``paper``)."""
+        p = self.paper
+        sources = {"chen2024mismeasure": "Chen, Ji, Evans (2024)", "cyberey2025prevalent": "Cyberey, Ji, Evans (2025)"}
+        gaps = [" and ".join(METRIC_SHORT.get(g, g) for g in str(gap).split(" and ")) for gap in p["gap"]]
+        claim = [f"{q} {rel} {v} ({LABELS.get(m, m)}; {g})"
+                 for q, rel, v, m, g in zip(p["quantity"], p["relation"], p["value"], p["metric"], gaps)]
+        return pd.DataFrame({"source": p["source"].map(lambda s: sources.get(s, s)),
+                             "task": p["task"].str.replace("_", " "), "the paper's claim": claim, "ours": p["ours"]})
 
     def essay_view(self) -> pd.DataFrame | None:
         """The essay panel's NDCG per (gap, N), one column per metric, with the random expectation."""

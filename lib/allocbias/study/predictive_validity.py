@@ -47,8 +47,9 @@ from .. import checks
 from ..audited import data, datasets
 from ..measures import essays, intervals, metrics, selection, validity
 from ..scoring import items
-from ..plotting import (GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, group_handles, group_palette,
-                        label_axes, metric_palette, show_table, with_sex)
+from ..plotting import (DASH, GROUP_ORDER, METRIC_MARKERS, METRIC_SHORT, SEX_MARKERS, count_text, evidence_text,
+                        fixed_text, group_handles, group_palette, interval_text, label_axes, metric_palette, show_table,
+                        with_sex)
 from ..scoring.systems import MODELS, parse_system
 from .findings import Findings
 
@@ -124,7 +125,10 @@ def star(r: float, not_significant: bool) -> str:
 
 
 def _interval(lo: float, hi: float) -> str:
-    return f"{lo:.2f} to {hi:.2f}"
+    return f"{fixed_text(lo)} to {fixed_text(hi)}"
+
+
+_num = fixed_text
 
 
 def overlap_word(lo_a: float, hi_a: float, lo_b: float, hi_b: float) -> str:
@@ -235,7 +239,7 @@ def coverage_phrase(n_kept: int, n_systems: int) -> str:
     if not n_kept:
         return "none of the systems with pairwise answers names a candidate"
     return (f"{n_kept} of {n_systems} systems with pairwise answers name a candidate at all, "
-            f"and the one(s) that do name one in a minority of prompts")
+            f"and {'the one that does names' if n_kept == 1 else 'those that do name'} one in a minority of prompts")
 
 
 #: A table as the chapter shows it: the book's one table view (:func:`allocbias.plotting.show_table`).
@@ -426,22 +430,18 @@ def predictive_validity_findings(
                                                      n_perm=n_perm, n_splits=n_splits, seed=seed).table
                           for gap in GAPS], ignore_index=True)
     g.update(validity.controls_glue(controls))
+    # the verdict and its evidence in readable cells, inside the text column (issue 39): the held-out r with its
+    # interval, its null's 97.5th percentile and the ceiling in one cell; the full table is findings.controls
     controls_view = pd.DataFrame({
         "metric": controls["metric"].map(SHORT),
         "correlated with": [correlated_with(m, gp) for m, gp in zip(controls["metric"], controls["gap"])],
-        "r in-sample": controls["r"].round(2),
-        "null: mean": controls["null_mean"].round(2),
-        "null: 95% range": [_interval(lo, hi) for lo, hi in zip(controls["null_lo"], controls["null_hi"])],
-        "percentile of r in the null": controls["null_percentile"].round(1),
-        "held-out r": controls["heldout_mean"].round(2),
-        "held-out: 95% range over splits": [_interval(lo, hi) for lo, hi in zip(controls["heldout_lo"],
-                                                                                 controls["heldout_hi"])],
-        "held-out: 95% interval (cells resampled)": [_interval(lo, hi) for lo, hi in zip(controls["heldout_ci_lo"],
-                                                                                           controls["heldout_ci_hi"])],
-        "held-out null: 95% range": [_interval(lo, hi) for lo, hi in zip(controls["heldout_null_lo"],
-                                                                         controls["heldout_null_hi"])],
-        "gap's reliability": controls["reliability"].round(2),
-        "ceiling √reliability": controls["ceiling"].round(2)})
+        "in-sample r; null mean [95%]": [f"{_num(r)}; null {interval_text(m, lo, hi)}" for r, m, lo, hi in zip(
+            controls["r"], controls["null_mean"], controls["null_lo"], controls["null_hi"])],
+        "held-out r [95%]; null 97.5%; ceiling": [evidence_text(h, lo, hi, null=n, ceiling=c) for h, lo, hi, n, c in zip(
+            controls["heldout_mean"], controls["heldout_ci_lo"], controls["heldout_ci_hi"], controls["heldout_null_hi"],
+            controls["ceiling"])],
+        "gap's split-half reliability": [f"{_num(x)} ({validity.reliability_word(x)})" if np.isfinite(x) else DASH
+                                         for x in controls["reliability"]]})
     controls_view.insert(2, "verdict", validity.verdict_column(controls).to_numpy())
 
     # --- the points behind the numbers ---------------------------------------------------------------------
@@ -466,7 +466,7 @@ def predictive_validity_findings(
             "100 per group", "1,800 (stated in the later version, Cyberey, Ji, Evans 2025, Table 2)",
             "1 (Table 1, Figure 2)", "up to 280 (10 models × 4 jobs × 7 groups)"],
         "this chapter": [
-            f"{len(models)} tiny model(s): {', '.join(models)} (SmolLM2-135M-Instruct; Gemma 3 270M is a base model, "
+            f"{count_text(len(models), 'tiny model')}: {', '.join(models)} (SmolLM2-135M-Instruct; Gemma 3 270M is a base model, "
             "not instruction-tuned)",
             f"{len(systems)}: model × precision ({', '.join(sorted({a.precision for a in audited}))}) × prompt wording "
             f"({', '.join(sorted({a.wording for a in audited}))})",

@@ -518,7 +518,9 @@ def choice_phrase(table: pd.DataFrame) -> str:
 
 def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     """A controls table (rows of :attr:`allocbias.validity.ValidityControls.table`, with ``data set`` and
-    ``verdict``) as the chapter shows it: each estimate beside its interval or range in one cell, metrics by name.
+    ``verdict``) as the chapter shows it: each estimate beside its interval or range in one cell, the held-out r
+    beside its null's 97.5th percentile and the ceiling (the verdict's evidence), the gap's reliability in the book's
+    words, metrics by name; inside the text column at 1280 px (the full table is ``findings.validity``).
 
     >>> t = pd.DataFrame({"data set": ["a"], "gap": ["dDP"], "metric": ["rabbi"], "k": [1], "n_points": [10],
     ...                   "r": [0.5], "r_lo": [0.2], "r_hi": [0.7], "null_mean": [0.4], "null_lo": [0.1],
@@ -526,8 +528,8 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     ...                   "heldout_null_mean": [0.0], "heldout_null_lo": [-0.15], "heldout_null_hi": [0.16],
     ...                   "reliability": [0.1], "verdict": ["v"]})
     >>> view = table1_view(t).iloc[0].to_dict()
-    >>> view["r [95% CI]"], view["held-out r [95% CI]"], view["held-out null [95% range]"]
-    ('0.50 [0.20, 0.70]', '0.05 [−0.10, 0.20]', '0.00 [−0.15, 0.16]')
+    >>> view["r [95% CI]; shuffled labels"], view["held-out r [95% CI]; null 97.5%; ceiling"], view["gap reliability"]
+    ('0.50 [0.20, 0.70]; 0.40', '0.05 [−0.10, 0.20]; 0.16; 0.32', '0.10 (unreliable)')
     """
     need = ["data set", "gap", "metric", "k", "n_points", "r", "r_lo", "r_hi", "null_mean", "null_lo", "null_hi",
             "heldout_mean", "heldout_ci_lo", "heldout_ci_hi", "heldout_null_mean", "heldout_null_lo",
@@ -546,10 +548,13 @@ def table1_view(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
             table["gap"]).to_numpy(),
         "metric": table["metric"].map(METRIC_NAMES).fillna(table["metric"]).to_numpy(),
         "k": table["k"].astype(int).to_numpy(), "points": table["n_points"].astype(int).to_numpy(),
-        "r [95% CI]": cell("r", "r_lo", "r_hi"), "shuffled labels [95% range]": cell("null_mean", "null_lo", "null_hi"),
-        "held-out r [95% CI]": cell("heldout_mean", "heldout_ci_lo", "heldout_ci_hi"),
-        "held-out null [95% range]": cell("heldout_null_mean", "heldout_null_lo", "heldout_null_hi"),
-        "gap reliability": [fmt(x) for x in table["reliability"]], "verdict": table["verdict"].to_numpy(),
+        "r [95% CI]; shuffled labels": [f"{r}; {fmt(m)}" for r, m in zip(cell("r", "r_lo", "r_hi"), table["null_mean"])],
+        "held-out r [95% CI]; null 97.5%; ceiling": [
+            f"{h}; {fmt(n)}; {fmt(np.sqrt(max(float(rel), 0.0)))}" for h, n, rel in zip(
+                cell("heldout_mean", "heldout_ci_lo", "heldout_ci_hi"), table["heldout_null_hi"], table["reliability"])],
+        "gap reliability": [f"{fmt(x)} ({validity.reliability_word(x)})" if np.isfinite(x) else "–"
+                            for x in table["reliability"]],
+        "verdict": table["verdict"].to_numpy(),
     })
 
 
@@ -882,6 +887,8 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
         "lippens_n_scores": int(len(lip_all)),
         "lippens_n_pools": int(lip["vacancy_id"].nunique()),
         "lippens_n_job_types": int(lip["job_type"].nunique()),
+        # the size the controls' split-half reliability is measured at: half of each job type's vacancies
+        "lippens_vacancies_per_half": int(lip.groupby("job_type")["vacancy_id"].nunique().min() // 2),
         "lippens_n_groups": int(lip["group"].nunique()),
         "lippens_n_other_groups": int(lip["group"].nunique() - 1),
         "lippens_n_flagged": int(len(lip_all) - len(lip)),
@@ -926,6 +933,10 @@ def _scalars_and_phrases(table: pd.DataFrame, rates: pd.DataFrame, ll: pd.DataFr
             scalars[f"{prefix}_ceiling_{short}_k1"] = float(row["ceiling"])
         row = _row(table, dataset, table["metric"].iloc[0], 1)
         scalars[f"{prefix}_gap_reliability_k1"] = float(row["reliability"])
+        scalars[f"{prefix}_gap_reliability_word_k1"] = validity.reliability_word(float(row["reliability"]))
+        if "rabbi" in set(table["metric"]):
+            rabbi = _row(table, dataset, "rabbi", 1)
+            scalars[f"{prefix}_rabbi_verdict_short_k1"] = str(validity.verdict_words(rabbi, gap=_gap_label(rabbi))["short"])
         scalars[f"{prefix}_n_points_k1"] = int(row["n_points"])
     # the quota of exercise 3 (its solution computes the impact ratios there)
     scalars["ex_rates_k"] = int(rates["k"].max())
@@ -995,7 +1006,9 @@ def _metric_colours() -> dict[str, Any]:
 def figure_controls(findings: RealScoreFindings) -> Any:
     """Each metric's correlation with ΔDP across k, one row per data set: the in-sample Pearson r, the mean r with
     the group labels shuffled within pools (the permutation null) and the held-out r, with the gap's split-half
-    reliability's square root (black, dashed: the ceiling on the held-out r) beside the held-out r. Metrics differ
+    reliability's square root (black, dashed: the ceiling on the held-out r) and each metric's held-out permutation
+    null (its 97.5th percentile, dotted in the metric's colour: the bar the verdict asks the held-out r's interval to
+    clear) beside the held-out r. Metrics differ
     by marker and line style as well as colour. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt
@@ -1006,7 +1019,8 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     from ..plotting import METRIC_LABELS, label_axes
 
     table = findings.validity
-    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling"], "findings.validity")
+    _require(table, ["data set", "gap", "metric", "k", *CONTROL_LABELS, "ceiling", "heldout_null_hi"],
+             "findings.validity")
     ddp = table[table["gap"] == "dDP"]
     long = ddp.melt(id_vars=["data set", "metric", "k"], value_vars=list(CONTROL_LABELS), var_name="control",
                     value_name="correlation")
@@ -1027,6 +1041,11 @@ def figure_controls(findings: RealScoreFindings) -> Any:
             if control == CONTROL_LABELS["heldout_mean"]:
                 own = rel[rel["data set"] == dataset]
                 ax.plot(own["k"], own["ceiling"], color="black", ls="--", lw=1.2)
+                # each metric's held-out permutation null (its 97.5th percentile, dotted, in the metric's colour):
+                # the verdict's bar, which a held-out r under the ceiling may still not clear
+                for metric, rows in ddp[ddp["data set"] == dataset].groupby("metric", sort=False):
+                    ax.plot(rows["k"], rows["heldout_null_hi"], color=_metric_colours()[METRIC_LABELS[metric]],
+                            ls=":", lw=1.4)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             label_axes(ax, title=f"{dataset}\n{control}", x="k (seats per pool)" if i == len(datasets) - 1 else "",
                        y="Pearson r with ΔDP" if j == 0 else "")
@@ -1034,7 +1053,9 @@ def figure_controls(findings: RealScoreFindings) -> Any:
     axes[0, 0].get_legend().remove()
     fig.suptitle("Each metric's correlation with the selection-rate gap, with and without its controls")
     fig.tight_layout()
-    fig.legend([*handles, Line2D([], [], color="black", ls="--")], [*labels, "ceiling: √(gap's split-half reliability)"],
+    fig.legend([*handles, Line2D([], [], color="black", ls="--"), Line2D([], [], color="0.3", ls=":", lw=1.4)],
+               [*labels, "ceiling: √(gap's split-half reliability)",
+                "held-out null, 97.5% (dotted)"],
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False, fontsize=13)
     return fig
 

@@ -39,7 +39,7 @@ from .. import checks
 from ..audited import data, datasets
 from ..scoring import items
 from ..measures import metrics, validity
-from ..plotting import GROUP_ORDER, LEGEND_POINTS, group_palette, label_axes, system_palette
+from ..plotting import GROUP_ORDER, LEGEND_POINTS, count_text, group_palette, label_axes, system_palette
 from ..scoring.systems import parse_system
 from .findings import Findings
 
@@ -441,11 +441,11 @@ def _pairwise(values: dict[str, Any], combined: pd.DataFrame, paper: pd.DataFram
     distinct = pair_items["prompt_id"].nunique()  # a pair drawn into two pools of a job is asked once
     unread = int(prov["rows"].sum()) - distinct * len(systems)  # stored prompts these pools do not ask
     values["pairwise_status"] = (
-        f"This run reads the stored pairwise answers of {len(systems)} system(s), {len(answers)} in all "
-        f"({len(answers) // len(systems)} per system: {rounds} pool(s) per job of {len(groups) or len(data.GROUPS)} "
-        f"candidates, {len(jobs)} job(s), every pair in both orders; a pair drawn into two pools is asked once, so "
+        f"This run reads the stored pairwise answers of {count_text(len(systems), 'system')}, {len(answers):,} in all "
+        f"({len(answers) // len(systems)} per system: {count_text(rounds, 'pool')} per job of {len(groups) or len(data.GROUPS)} "
+        f"candidates, {count_text(len(jobs), 'job')}, every pair in both orders; a pair drawn into two pools is asked once, so "
         f"they come from {distinct} distinct prompts per system), scored (as their provenance records) on "
-        f"{' and '.join(hardware)}; the tables hold {unread} more row(s) that these pools do not ask. The table "
+        f"{' and '.join(hardware)}; the tables hold {count_text(unread, 'more row')} that these pools do not ask. The table "
         "below puts them under the paper's rows. " + "; ".join(
             f"{s}: {r.regular:.1f} % regular, {r.tie:.1f} % tie, {r.undetected:.1f} % undetected, {r.flipped:.1f} % "
             f"flipped and {r.inconsistent:.1f} % inconsistent pairs ({_range_word(r.inconsistent, low, high)} the "

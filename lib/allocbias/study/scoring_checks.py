@@ -41,7 +41,7 @@ from .. import checks
 from ..audited import data
 from ..audited.prompts import RESUME_LABELS
 from ..measures import metrics
-from ..plotting import GROUP_ORDER, group_palette, hatch_women, label_axes, order_groups, system_palette
+from ..plotting import GROUP_ORDER, count_text, group_palette, hatch_women, label_axes, order_groups, system_palette
 from ..scoring import items, serving, store
 from ..scoring.engine import label_variants
 from ..scoring.models import REGISTRY, load_tokenizer
@@ -146,8 +146,8 @@ def pairwise_summary(stats: pd.DataFrame | None, *, n_answers: int = 0, rounds: 
                 "and pairwise_rounds to read them (the committed tables hold smollm2-fp32-paper and gemma3-fp32-paper "
                 "at 30 pools per job of all eight groups) or to score them.")
     return (f"This run has {n_answers} answers, {int(stats['n_prompts'].iloc[0])} per system "
-            f"({int(stats['n_pairs'].iloc[0])} pairs from {rounds} pool(s) per job of "
-            f"{pool_size} candidates, {n_jobs} job(s), in both orders; a "
+            f"({int(stats['n_pairs'].iloc[0])} pairs from {count_text(rounds, 'pool')} per job of "
+            f"{pool_size} candidates, {count_text(n_jobs, 'job')}, in both orders; a "
             f"pair drawn into two pools is asked once, so they come from {distinct} distinct prompts per system). "
             + " ".join(
                 f"{s}: {r['regular']:.1f} % of its answers named a candidate, {r['tie']:.1f} % declared a tie and "
@@ -185,7 +185,8 @@ def essay_status(graded: pd.DataFrame | None, *, system: str = "", n_essays: int
         return "This run grades no essays (essay_systems is empty, or the backend is a server)."
     first = graded[graded["system"] == system]
     rho = float(first[["rating", "score"]].corr(method="spearman").iloc[0, 1])
-    return (f"{n_systems} system(s) graded the {n_essays} demo essays. For {system}, "
+    graded_by = count_text(n_systems, "system")
+    return (f"{graded_by} graded the {n_essays} demo essays. For {system}, "
             f"the Spearman correlation of its expected grade with the essays' ratings is {rho:.2f}; its grades run "
             f"from {first['score'].min():.2f} to {first['score'].max():.2f}, and the median mass on the "
             f"five digits is {first['label_mass'].median():.4f}, so the grade is the split of a very small "

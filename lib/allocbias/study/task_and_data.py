@@ -185,7 +185,14 @@ def task_and_data_findings(*, names_per_group: int = 10, seed: int = 0, sample_p
                            "race": [g.split()[1] for g in order],
                            "reference": [g == data.REFERENCE_GROUP for g in order]})
 
-    # the essay path
+    # the essay path: ELLIPSE, the real essays the book grades (chapter 16), then the code's demo set
+    ellipse_all = data.load_ellipse(sample="all")
+    ellipse = data.load_ellipse()
+    s["n_ellipse_essays"] = len(ellipse_all)
+    s["n_ellipse_study"] = len(ellipse)
+    s["n_ellipse_prompts"] = int(ellipse_all["topic"].nunique())
+    s["ellipse_groups"] = ", ".join(data.ELLIPSE_GROUPINGS["race_ethnicity"])
+    s["ellipse_reference"] = data.ELLIPSE_REFERENCE_GROUPS["race_ethnicity"]
     demo = data.load_demo_essays()
     s["n_demo_essays"] = len(demo)
     s["demo_groups"] = ", ".join(data.DEMO_GROUPS)
