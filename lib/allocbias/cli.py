@@ -440,10 +440,6 @@ def _plural(unit: str) -> str:
     return {"vacancy": "vacancies"}.get(unit, unit + "s")
 
 
-def _reliability_word(value: float) -> str:
-    return "reliable" if value >= 0.8 else "moderately reliable" if value >= 0.5 else "unreliable"
-
-
 def _plan_source(args: argparse.Namespace) -> dict:
     """Where the reliability comes from: its value, the units it was measured on, and words about it."""
     import json
@@ -501,6 +497,7 @@ def _plan_source(args: argparse.Namespace) -> dict:
 
 def _plan_llm(args: argparse.Namespace) -> dict:
     from .measures import planning
+    from .measures.verdicts import reliability_word
 
     src = _plan_source(args)
     if not src:
@@ -530,7 +527,7 @@ def _plan_llm(args: argparse.Namespace) -> dict:
     else:
         lines.append("")
         for _, row in plan.iterrows():
-            target = f"{row['target']:g} ({_reliability_word(row['target'])})"
+            target = f"{row['target']:g} ({reliability_word(row['target'])})"
             for names, what in ((int(row[plan.columns[-1]]), f"gaps pooled over the {args.jobs} job(s)"),
                                 (int(row[plan.columns[2]]), "gaps of each job")):
                 if names <= 100:
