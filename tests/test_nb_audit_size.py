@@ -101,3 +101,17 @@ def test_ll144_planning_sizes_are_the_library_s(glued, params):
     assert ffr[n_fair - 2] >= glued["ll144_false_flag"] and (ffr[n_fair - 1:] < glued["ll144_false_flag"]).all()
     assert det[n_detect - 2] < glued["ll144_ratio"] and (det[n_detect - 1:] >= glued["ll144_ratio"]).all()
     assert "{ref}`ll144-audit-size`" in SOURCE.read_text()
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued, params):
+    """Exercise 1 computes the sizes for 0.9 with size_for_reliability, exercise 3 the impact ratio's split-half
+    reliability at the pooled level (reliability.split_half_reliability with contrast="ratio"): with one system the
+    reference's rate is one number per half, so the ratio correlates between the halves exactly as the gap does."""
+    assert glued["ex_size_factor"] == pytest.approx(2.25)
+    assert 0 <= glued["ex_size_09_levels"] <= 3
+    if glued["ex_size_09_levels"]:
+        assert 0 < glued["ex_size_09_min"] <= glued["ex_size_09_max"]
+    assert glued["ex_ir_size"] == max(params["lippens_sizes"])
+    assert glued["ex_ir_gap_reliability"] == pytest.approx(glued["lippens_pooled_gap_reliability_k1"])
+    assert glued["ex_ir_reliability"] == pytest.approx(glued["ex_ir_gap_reliability"])
+    assert glued["ex_ir_reliability_lo"] <= glued["ex_ir_reliability"] <= glued["ex_ir_reliability_hi"]
