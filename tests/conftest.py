@@ -146,6 +146,27 @@ def markdown_text(source: Path) -> str:
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
+_SOLUTION_START = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{solution-start\}", re.M)
+_SOLUTION_END = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{solution-end\}", re.M)
+
+
+def code_cells_by_place(source: Path) -> tuple[list[str], list[str]]:
+    """The code cells of the notebook ``source``: (those a reader of the chapter runs, those inside an exercise's
+    gated solution, between a ``{solution-start}`` and its ``{solution-end}``, which compute and glue the answer)."""
+    kept: list[str] = []
+    solutions: list[str] = []
+    gated = False
+    for cell in json.loads(source.read_text(encoding="utf-8"))["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            (solutions if gated else kept).append(text)
+        elif _SOLUTION_START.search(text) or _SOLUTION_END.search(text):
+            starts = [m.start() for m in _SOLUTION_START.finditer(text)]
+            ends = [m.start() for m in _SOLUTION_END.finditer(text)]
+            gated = max(starts, default=-1) > max(ends, default=-1)
+    return kept, solutions
+
+
 def assert_findings_glue(values: dict, stem: str, *, types: tuple[type, ...] = (int, float, str),
                          unquoted: re.Pattern | None = None) -> None:
     """Assert that a findings object's ``values`` (its ``glue_values()``) hold every key the prose of chapter

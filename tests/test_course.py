@@ -34,6 +34,48 @@ def test_every_exercise_says_how_long_it_takes(chapter):
     assert not untimed, f"{chapter.name}: exercises {untimed} do not say how long they take"
 
 
+SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution(?P<gated>-start)?\} (?P<label>\S+)\n(?P<body>.*?)"
+                      r"(?:^(?P=fence)[ \t]*$)", re.S | re.M)
+GATED_END = re.compile(r"^(?:`{3,}|:{3,})\{solution-end\}", re.M)
+ANSWER = "**Answer:**"
+
+
+def solution_texts(text: str) -> dict[str, str]:
+    """The prose of every solution of a chapter's markdown, by exercise label: a ``{solution}`` block's body, or all
+    the text from a ``{solution-start}`` to its ``{solution-end}`` (the gated form, whose code cells compute the
+    answer the prose then states)."""
+    found = {}
+    for match in SOLUTION.finditer(text):
+        if match["gated"]:
+            end = GATED_END.search(text, match.end())
+            found[match["label"]] = text[match.end():end.start() if end else len(text)]
+        else:
+            found[match["label"]] = match["body"]
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_every_solution_states_its_answer(chapter):
+    """Issue 36 item 4: every exercise has a solution, and every solution states its answer in a sentence that
+    begins **Answer:** (the number or the verdict, glued where a solution computes it)."""
+    text = _markdown(chapter)
+    labels = [label for label, _ in EXERCISE.findall(text)]
+    solutions = solution_texts(text)
+    assert set(labels) <= set(solutions), f"{chapter.name}: no solution for {sorted(set(labels) - set(solutions))}"
+    unanswered = [label for label in labels if ANSWER not in solutions[label]]
+    assert not unanswered, f"{chapter.name}: the solutions of {unanswered} state no answer ({ANSWER} ...)"
+
+
+def test_the_solution_finder_reads_both_forms():
+    text = ("```{exercise}\n:label: a\n\nQ\n```\n\n```{solution} a\n:class: dropdown\n\nWhy. **Answer:** 1.\n```\n"
+            "```{exercise}\n:label: b\n\nQ\n```\n\n```{solution-start} b\n:class: dropdown\n```\n"
+            "Computed.\n\n```{solution-end}\n```\n````{solution} c\n:class: dropdown\n\n```python\nx\n```\n"
+            "**Answer:** x.\n````\n")
+    found = solution_texts(text)
+    assert ANSWER in found["a"] and ANSWER not in found["b"] and "Computed." in found["b"]
+    assert ANSWER in found["c"]  # a solution with a fenced block inside ends at its own, longer fence
+
+
 def _minutes(cell: str) -> int:
     hours = re.search(r"(\d+) h", cell)
     minutes = re.search(r"(\d+) min", cell)

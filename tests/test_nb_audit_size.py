@@ -127,3 +127,17 @@ def test_the_shipped_reliability_is_the_chapter_s_computation(lippens):
                                                 seed=int(shipped["seed"]))
     assert shipped["reliability"] == direct.reliability
     assert shipped["lo"] == direct.lo and shipped["hi"] == direct.hi
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued, params):
+    """Exercise 1 computes the sizes for 0.9 with size_for_reliability, exercise 3 the impact ratio's split-half
+    reliability at the pooled level (reliability.split_half_reliability with contrast="ratio"): with one system the
+    reference's rate is one number per half, so the ratio correlates between the halves exactly as the gap does."""
+    assert glued["ex_size_factor"] == pytest.approx(2.25)
+    assert 0 <= glued["ex_size_09_levels"] <= 3
+    if glued["ex_size_09_levels"]:
+        assert 0 < glued["ex_size_09_min"] <= glued["ex_size_09_max"]
+    assert glued["ex_ir_size"] == max(params["lippens_sizes"])
+    assert glued["ex_ir_gap_reliability"] == pytest.approx(glued["lippens_pooled_gap_reliability_k1"])
+    assert glued["ex_ir_reliability"] == pytest.approx(glued["ex_ir_gap_reliability"])
+    assert glued["ex_ir_reliability_lo"] <= glued["ex_ir_reliability"] <= glued["ex_ir_reliability_hi"]

@@ -119,3 +119,14 @@ def test_validity_controls_sit_beside_the_correlations(glued):
             assert glued[f"vc_{metric}_{tag}_verdict_short"] == verdict_words(v, gap="ΔDP")["short"]
             assert glued[f"vc_{metric}_{tag}_verdict_phrase"] == verdict_words(v, gap="ΔDP")["phrase"]
     assert glued["vc_ir_below_null_mean_k1"] <= glued["vc_ir_below_null_hi_k1"]
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercise 1's solution re-parses the answers at three fuzzy cutoffs (its own cutoff gives the chapter's count)
+    and exercise 2's reads the position shares of the figure."""
+    assert glued["ex_matched_main"] == glued["n_misspelt_matched"]
+    for cutoff in ("70", "main", "90"):
+        assert 0 <= glued[f"ex_black_share_{cutoff}"] <= 1 and glued[f"ex_matched_{cutoff}"] >= 0
+    assert glued["ex_moved_70"] >= 0 and glued["ex_moved_90"] >= 0
+    assert glued["ex_fixed_first"] == pytest.approx(glued["pos0_gpt35"])
+    assert 0 <= glued["ex_fixed_ir_min"] <= glued["ex_fixed_ir_max"]

@@ -16,7 +16,7 @@ from allocbias import data
 from allocbias.scoring import systems
 from allocbias.plotting import GROUP_ORDER
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, code_cells_by_place
 
 pytestmark = pytest.mark.notebooks
 
@@ -124,13 +124,22 @@ def test_each_groups_correlation_stands_beside_its_controls(glued, params):
 
 
 def test_code_cells_glue_once_and_define_nothing():
-    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell."""
+    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell; an
+    exercise's gated solution glues the answer it computes."""
     import ast
 
-    import nbformat
-
-    cells = [c.source for c in nbformat.read(SOURCE, as_version=4).cells if c.cell_type == "code"]
-    assert sum(src.count("glue(") for src in cells) == 1
-    for src in cells:
+    kept, solutions = code_cells_by_place(SOURCE)
+    assert sum(src.count("glue(") for src in kept) == 1
+    assert solutions and all("glue(" in src for src in solutions)
+    for src in kept + solutions:
         for node in ast.walk(ast.parse(src)):
             assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)), src
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercises 1 and 3 compute their spreads with validity.validity_table (Spearman's; by quota) and glue them."""
+    assert glued["ex_spread_pearson_rabbi"] == pytest.approx(glued["spread_dDP_rabbi"])
+    assert 0 <= glued["ex_spread_spearman_rabbi"] <= 2 and 0 <= glued["ex_spread_largest_difference"] <= 2
+    assert glued["ex_spread_largest_metric"] in set(SHORT.values()) and glued["ex_spread_largest_gap"] in {"ΔDP", "ΔEO"}
+    for metric in ("rabbi", "avg_gap"):
+        assert 0 <= glued[f"ex_spread_k_{metric}_min"] <= glued[f"ex_spread_k_{metric}_max"] <= 2

@@ -117,3 +117,12 @@ def test_sample_size_exercise(glued):
     assert glued["ex3_n_needed"] == 193
     assert 0.035 < glued["ex3_half_width"] < 0.065
     assert glued["ex3_hours"] > 0
+
+
+def test_the_loyal_answerer_exercise(glued):
+    """Exercise 1's solution computes and glues the name-loyal answerer's numbers: one name per item, so the two
+    attempts always agree on the name and an item's rate is 0 or 1."""
+    assert glued["ex_loyal_same_name"] == 1.0 and 0 <= glued["ex_loyal_same_slot"] <= 1
+    assert glued["ex_loyal_rate_values"] in (1, 2)
+    assert 0 <= glued["ex_loyal_position"] <= 1
+    assert 0 <= glued["ex_loyal_masculine_low"] <= glued["ex_loyal_masculine"] <= glued["ex_loyal_masculine_high"] <= 1

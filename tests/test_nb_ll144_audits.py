@@ -136,3 +136,15 @@ def test_ties_are_exact_and_the_rules_are_stated(glued, recomputed):
     source = SOURCE.read_text()
     for key in ("size_ffr_spread", "size_tied_comparators_n", "size_smallest_tie", "size_comparator_whole_differs_n"):
         assert f"{{glue:text}}`{key}" in source, key
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercise 1 counts the audits by auditor, exercise 2 recomputes the tables without the 2% rule and exercise 4
+    tabulates another study system at one seat with two seeds, each in its solution."""
+    assert 0 < glued["ex_largest_auditor_n"] <= glued["ex_n_audits"]
+    assert glued["ex_scoring_only"] and glued["ex_test_data"]
+    assert glued["ex_disagree_rule"] == glued["audits_recomputed_ir_disagree_n"]  # the chapter's own comparison
+    assert glued["ex_disagree_no_rule"] != glued["ex_disagree_rule"]  # the committed reports: the rule matters
+    for key in ("ex_other_min_ir", "ex_other_min_ir_reseeded"):
+        assert 0 <= glued[key] <= 1
+    assert glued["ex_other_flags"] >= 0 and glued["ex_other_flags_reseeded"] >= 0

@@ -122,3 +122,10 @@ def test_ks_statistic_grows_with_the_difference(glued, kind):
     assert glued[f"ks_ex{kind}_strongest_D"] > 0.2
     assert 0.0 <= glued[f"ks_ex{kind}_strongest_pvalue"] < 1e-6
     assert 0.0 <= glued[f"ks_ex{kind}_weakest_pvalue"] <= 1.0
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercise 2's solution reads AUC_DI under Beta(200, 200) and DI_median; exercise 3's constructs the pair of
+    distributions its answer states: DI_median flags group A while AUC_DI and P_fair with a flat prior pass it."""
+    assert 0 <= glued["ex_auc_half_A"] <= 1 and 0 <= glued["ex_di_median_A"] <= 1
+    assert glued["ex_band_di_median"] < glued["fair_bound"] < min(glued["ex_band_auc"], glued["ex_band_p_fair"])

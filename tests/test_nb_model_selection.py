@@ -19,7 +19,7 @@ import pytest
 from allocbias import data, validity
 from allocbias.scoring.systems import parse_system
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures, code_cells_by_place
 
 pytestmark = pytest.mark.notebooks
 
@@ -135,7 +135,11 @@ def test_random_ranking_baseline(glued, params):
     assert glued["n_values_n1_avg"] == n_jobs * (n_systems - 1) + 1
     d = 1 / np.log2(np.arange(2, 12))  # ten models, full ranking: E = (9 / 2) sum d / sum (10 - i) d
     assert glued["random_paper_full"] == pytest.approx(4.5 * d.sum() / ((10 - np.arange(1, 11)) @ d))
-    assert glued["random_halfway"] == pytest.approx((1 + glued["random_n_max"]) / 2)
+    # exercise 1's solution computes the formula at the full cut-off and checks it against every order of the systems
+    full = np.mean([validity.ndcg_at(o, ideal, n_systems) for o in orders])
+    assert glued["ex_random_formula"] == pytest.approx(full) and glued["ex_random_mean"] == pytest.approx(full)
+    assert glued["ex_random_orders"] == math.factorial(n_systems)
+    assert glued["random_halfway"] == pytest.approx((1 + full) / 2)
     for gap in GAPS:
         assert 0 <= glued[f"n_above_random_{gap}"] <= len(METRICS)
 
@@ -190,13 +194,26 @@ def test_ndcg_stands_beside_its_controls(glued, params):
 
 
 def test_code_cells_glue_once_and_define_nothing():
-    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell."""
+    """The chapter's computation lives in its study module: one glue loop, no def, class or lambda in a cell; an
+    exercise's gated solution glues the answer it computes."""
     import ast
 
-    import nbformat
-
-    cells = [c.source for c in nbformat.read(SOURCE, as_version=4).cells if c.cell_type == "code"]
-    assert sum(src.count("glue(") for src in cells) == 1
-    for src in cells:
+    kept, solutions = code_cells_by_place(SOURCE)
+    assert sum(src.count("glue(") for src in kept) == 1
+    assert solutions and all("glue(" in src for src in solutions)
+    for src in kept + solutions:
         for node in ast.walk(ast.parse(src)):
             assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)), src
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued, params):
+    """Exercises 2 and 3 compute their NDCG with validity.ndcg_table (exponential gain; pools redrawn) and glue it."""
+    n_systems = len(params["systems"])
+    names = {"RABBI", "mean gap δ", "JSD", "EMD"}
+    assert set(glued["ex_best_linear"].split(" and ")) <= names and set(glued["ex_best_exponential"].split(" and ")) <= names
+    assert glued["ex_best_linear"] == glued["best_dDP"] or max(params["ndcg_n"]) != n_systems
+    assert glued["ex_random_linear"] == pytest.approx(validity.expected_random_ndcg(n_systems, n_systems))
+    assert 0 < glued["ex_random_exponential"] < glued["ex_random_linear"]
+    assert glued["ex_few_rounds"] < params["rounds"] < glued["ex_many_rounds"] == 4 * params["rounds"]
+    for key in ("ex_redrawn_n1_few", "ex_redrawn_n1_many", "ex_redrawn_full_few", "ex_redrawn_full_many"):
+        assert 0 <= glued[key] <= 1

@@ -17,7 +17,7 @@ import pytest
 from allocbias import data, selection
 from allocbias.plotting import METRIC_SHORT as SHORT
 
-from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_run_fixtures
+from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_run_fixtures, code_cells_by_place
 
 pytestmark = pytest.mark.notebooks
 
@@ -313,11 +313,30 @@ def test_a_permutation_count_below_one_fails(tmp_path):
 
 
 def test_the_notebook_glues_once_and_defines_nothing():
-    """Every computation lives in allocbias.study.predictive_validity: one glue loop, no def, class or lambda."""
-    import json
+    """Every computation lives in allocbias.study.predictive_validity: one glue loop, no def, class or lambda; an
+    exercise's gated solution glues the answer it computes."""
     import re
 
-    cells = json.loads(SOURCE.read_text())["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert code.count("glue(") == 1
-    assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.M)
+    kept, solutions = code_cells_by_place(SOURCE)
+    assert "\n".join(kept).count("glue(") == 1
+    assert solutions and all("glue(" in src for src in solutions)
+    assert not re.search(r"^\s*(def|class)\s|\blambda\b", "\n".join(kept + solutions), flags=re.M)
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued, params):
+    """The exercises' answers are computed by their solutions from validity.validity_table (not handed over by the
+    findings) and glued where they are computed: Spearman's against Pearson's, per model, with more rounds."""
+    assert glued["ex_rank_metric"] in set(SHORT.values()) and glued["ex_rank_gap"] in {"ΔDP", "ΔEO"}
+    assert -1 <= glued["ex_rank_spearman"] <= 1 and -1 <= glued["ex_rank_pearson"] <= 1
+    assert glued["ex_rank_pearson"] == pytest.approx(glued[f"r_{_key(glued['ex_rank_metric'])}_{_gap(glued)}"])
+    assert glued["ex_pooled_pairs"] == 4 and 0 <= glued["ex_pooled_outside"] <= 4
+    assert glued["ex_more_rounds"] == 4 * params["rounds"]
+    assert 0 <= glued["ex_more_rounds_change"] <= 2 and glued["ex_more_rounds_best_dDP"] in set(SHORT.values())
+
+
+def _key(label: str) -> str:
+    return next(k for k, v in SHORT.items() if v == label)
+
+
+def _gap(glued) -> str:
+    return {"ΔDP": "dDP", "ΔEO": "dEO"}[glued["ex_rank_gap"]]

@@ -149,3 +149,12 @@ def test_the_sweep_stands_beside_its_controls(glued, params):
     first = quotas[0]
     assert glued["ctl_heldout_order_first"] == order_word(glued[f"ctl_heldout_mean_rabbi_dDP_k{first}"],
                                                           glued[f"ctl_heldout_mean_avg_gap_dDP_k{first}"])
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercise 1 computes the correlations at every quota and exercise 3 the linearity of g_k(u) in their cells."""
+    assert glued["ex_last_k"] == 7
+    for key in ("ex_r_rabbi_last_k", "ex_r_avg_gap_last_k", "ex_r_rabbi_k1", "ex_r_avg_gap_k1"):
+        assert -1 <= glued[key] <= 1
+    assert glued["ex_r_rabbi_k1"] == pytest.approx(glued["r_rabbi_dDP_k1"])  # the same points at k = 1
+    assert glued["ex_linearity_k1"] < glued["ex_linearity_max"] <= 1

@@ -99,3 +99,12 @@ def test_rendered_resumes_and_prompts(glued, params):
     assert glued["hb_slots"] == glued["hb_swapped_slots"] == 8
     assert glued["hb_race"] in data.RACES
     assert glued["hb_chars"] > 8 * 500  # eight rendered CVs and the ad
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """Exercise 4's solution re-runs the name rule with the lower Asian threshold: the names it adds are new and
+    belong to the two Asian groups; exercise 2's résumé names its candidate once and only the user message changes."""
+    assert glued["ex_added_n"] > 0 and glued["ex_added_female"] + glued["ex_added_male"] == glued["ex_added_n"]
+    assert glued["ex_name_occurrences"] == 1 and glued["ex_roles_differ"] == "user"
+    assert 0 < glued["ex_worst_top_category_n"] <= glued["ex_worst_disagreeing"]
+    assert glued["white_first_min"] <= glued["ex_added_share_min"] <= glued["ex_added_share_max"] < glued["asian_first_min"]

@@ -125,3 +125,12 @@ def test_shapes_match_the_families(glued):
         assert glued[f"abs_skew_{family}"] < 0.5
     assert glued["abs_skew_skew"] > 1.0 and glued["kurt_skew"] > 2.0
     assert glued["kurt_heavy_tail"] > 3.0
+
+
+def test_the_solutions_compute_and_glue_their_answers(glued):
+    """The exercises' answers are computed in their solutions from allocbias.measures.synthetic and glued there."""
+    assert glued["ex_exp_change_rabbi"] == 0 and glued["ex_exp_change_dDP"] == 0 < glued["ex_exp_change_avg_gap"]
+    assert glued["ex_wider_last_k"] == glued["n_groups"] - 1
+    assert 0 <= glued["ex_wider_n_positive"] <= glued["ex_wider_last_k"]
+    assert glued["ex_wider_dDP_k1"] == pytest.approx(glued["ce_wider_spread_dDP_formula_k1"])
+    assert -1 <= glued["ex_light_r_avg_gap"] <= 1 and -1 <= glued["ex_light_r_rabbi"] <= 1

@@ -191,6 +191,28 @@ def test_callable_statistic_agrees_with_the_value_column():
     assert by_callable.n_points == by_value.n_points == 60
 
 
+def test_a_ratio_against_the_reference_is_the_callable_ratio():
+    """contrast="ratio": each group's half mean over the reference's (an impact ratio of selection probabilities)
+    gives the same splits as a statistic computing that ratio itself."""
+    rows = known_reliability_rows(n_systems=40, n_groups=3, n_pools=6, seed=6)
+    rows = rows.assign(value=1.0 / (1.0 + np.exp(-rows["value"])))  # positive, like selection probabilities
+
+    def ratio(half: pd.DataFrame) -> pd.Series:
+        means = half.groupby(["system", "group"])["value"].mean().unstack("group")
+        return means.drop(columns=0).div(means[0], axis=0).stack()
+
+    by_option = split_half_reliability(rows, reference=0, contrast="ratio", size=3, n_splits=20, seed=3)
+    by_callable = split_half_reliability(rows, value=None, statistic=ratio, size=3, n_splits=20, seed=3)
+    np.testing.assert_allclose(by_option.values, by_callable.values, rtol=1e-12)
+    assert by_option.n_points == 80
+    gap = split_half_reliability(rows, reference=0, size=3, n_splits=20, seed=3)
+    assert not np.allclose(gap.values, by_option.values)  # a ratio is not the difference
+    with pytest.raises(ValueError, match="contrast='ratio' needs a reference group"):
+        split_half_reliability(rows, contrast="ratio")
+    with pytest.raises(ValueError, match="contrast must be 'difference' or 'ratio', got 'quotient'"):
+        split_half_reliability(rows, reference=0, contrast="quotient")
+
+
 def test_strata_other_than_the_system():
     # one system with 40 groups; pools nested in 5 strata: the halves split each stratum
     rows = known_reliability_rows(n_systems=5, n_groups=40, n_pools=8, seed=5)

@@ -73,3 +73,13 @@ def test_the_book_has_solution_only_values_and_finds_them_all():
                                                 kept.get(f"build/notebooks/{p.name}", set())) for p in chapters}
     assert {"random_halfway"} <= found["05_model_selection"]
     assert {"ex_closest_metric", "ex_closest_share"} <= found["11_real_model_scores"]
+
+
+def test_the_final_check_finds_a_left_directive_not_a_mention():
+    """The build fails on a solution directive left in the output folder, not on prose that names one (running.md
+    lists what the edition removes: every `{solution}` block, everything between a `{solution-start}` and ...)."""
+    assert se.LEFTOVER.search('"source": ["```{solution} ex1\\n", ":class: dropdown\\n"]')
+    assert se.LEFTOVER.search(":::{solution-start} ex2\n") and se.LEFTOVER.search("````{solution-end}\n````")
+    mention = "- every `{solution}` block;\n- everything between a `{solution-start}` and its `{solution-end}`"
+    assert not se.LEFTOVER.search(mention)
+    assert not se.LEFTOVER.search('<code class="docutils literal"><span class="pre">{solution}</span></code>')

@@ -53,14 +53,10 @@ def test_others_phrase_without_others():
     assert H.others_phrase(_overall([]), pd.DataFrame(columns=["answerer", "winner_slot"]), [], 8) == H.NO_OTHERS
 
 
-def test_sample_size_check_by_hand():
-    out = H.sample_size_check(["retail"], seed=0, n_boot=50, seconds_per_prompt=36.0)
-    assert out["ex3_n_needed"] == 193  # ceil(1.96^2 / (8 * 0.05^2)) = ceil(192.08)
-    assert out["ex3_per_cell"] == int(np.ceil(193 / 4))
-    assert out["ex3_hours"] == pytest.approx(out["ex3_per_cell"] * 4 * 2 * 36.0 / 3600)
-    assert 0.02 < out["ex3_half_width"] < 0.1
-    with pytest.raises(ValueError, match="target"):
-        H.sample_size_check(["retail"], seed=0, n_boot=50, seconds_per_prompt=1.0, target=0.7)
+def test_the_exercises_answers_are_not_handed_over():
+    """Exercise 3's sample size is computed by its solution from genderbench's primitives (build_items,
+    rule_answers, bootstrap_ci), not by a findings function."""
+    assert not hasattr(H, "sample_size_check") and "sample_size" not in H.HiringBloombergFindings.__dataclass_fields__
 
 
 @pytest.fixture(scope="module")

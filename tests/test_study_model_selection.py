@@ -140,12 +140,9 @@ def test_findings_views_and_exercises(findings):
     assert list(findings.rms_view().index) == SYSTEMS and list(findings.rms_view().columns) == JOBS
     assert set(findings.ndcg_view()["n"]) == {1, 3}
     assert len(findings.controls_view()) == len(GAPS) * len(METRICS)
-    per_metric, random = ms.exponential_gain_ndcg(findings)
-    assert set(per_metric.index) == set(METRICS) and 0 < random < 1
-    orders = list(itertools.permutations(range(3)))
-    assert random == pytest.approx(np.mean([validity.ndcg_at(o, range(3), 3, gain="exponential") for o in orders]))
-    check = ms.redrawn_rounds_ndcg(findings, [50, 100])
-    assert list(check) == [50, 100] and all(set(v) == {1, 3} for v in check.values())
+    # the exercises' answers are computed by their solutions (validity.ndcg_table, expected_random_ndcg)
+    assert not {"exponential_gain_ndcg", "redrawn_rounds_ndcg"} & set(dir(ms))
+    assert "random_halfway" not in findings.glue_values()
 
 
 def test_figures_have_titled_axes(findings):

@@ -1,7 +1,8 @@
 """allocbias.study: every chapter has one findings function, listed once, and each chapter calls its own.
 
 The notebooks are thin (issue 23 item 1): no function definitions, one glue call, and the book's code in all
-chapters stays small enough to read."""
+chapters stays small enough to read. An exercise's gated solution (issue 36 items 3 and 4) computes its answer from
+library primitives and glues it where it computes it: its cells are counted apart, each small and defining nothing."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 import allocbias.study as study
 from allocbias.study.findings import Findings
 
+from .conftest import code_cells_by_place
+
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = {"catalog", "runs", "tables", "synthetic", "book", "reading"}
 BASE = {"findings"}  #: the base every findings class inherits (allocbias.study.findings.Findings)
@@ -23,8 +26,12 @@ CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def _code(path: Path) -> str:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    """The chapter's code a reader runs: every code cell outside the exercises' gated solutions."""
+    return "\n".join(code_cells_by_place(path)[0])
+
+
+def _solution_cells(path: Path) -> list[str]:
+    return code_cells_by_place(path)[1]
 
 
 def _lines(code: str) -> int:
@@ -53,6 +60,11 @@ def test_each_chapter_calls_one_findings_function_and_defines_nothing(path):
     assert not re.search(r"^\s*(def|class)\s|\blambda\b", code, flags=re.MULTILINE)
     called = [f for f, _ in study.FINDINGS.values() if re.search(rf"\b{f}\(", code)]
     assert len(called) == 1, called
+    for cell in _solution_cells(path):  # a solution computes its answer with the library, glues it, defines nothing
+        assert not re.search(r"^\s*(def|class)\s|\blambda\b", cell, flags=re.MULTILINE), cell
+        assert re.search(r"\bglue\(", cell), cell
+        assert not any(re.search(rf"\b{f}\(", cell) for f, _ in study.FINDINGS.values()), cell
+        assert _lines(cell) <= 30, cell
 
 
 def test_each_findings_function_is_called_by_one_chapter():
@@ -63,7 +75,8 @@ def test_each_findings_function_is_called_by_one_chapter():
 
 
 def test_the_book_s_code_stays_small():
-    """All chapters together: at most 1,000 code lines (blank and comment lines aside) and 60 glue calls."""
+    """All chapters together: at most 1,000 code lines (blank and comment lines aside) and 60 glue calls, the
+    exercises' solutions aside (each at most 30 lines, above)."""
     total = sum(_lines(_code(p)) for p in CHAPTERS)
     glues = sum(len(re.findall(r"\bglue\(", _code(p))) for p in CHAPTERS)
     assert total <= 1000, total

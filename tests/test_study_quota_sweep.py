@@ -25,7 +25,6 @@ from allocbias.study.quota_sweep import (
     averages_verdict,
     noise_table,
     quota_sweep_findings,
-    selection_linearity,
     trend_word,
 )
 
@@ -65,13 +64,6 @@ def test_noise_table_hand_computed():
     assert t.loc[1, "sd of ΔDP over points"] == pytest.approx(math.sqrt(0.02))
     assert t.loc[1, "noise share of the variance"] == pytest.approx(min(1.0, se1**2 / 0.02))
     assert t.loc[2, "noise share of the variance"] == 1.0  # no spread: all of it is noise
-
-
-def test_selection_linearity_is_symmetric_and_peaks_at_half_the_pool():
-    lin = selection_linearity(8)
-    assert list(lin.index) == list(range(1, 8)) and int(lin.idxmax()) == 4
-    for k in range(1, 8):
-        assert lin[k] == pytest.approx(lin[8 - k], abs=1e-9)
 
 
 @pytest.fixture(scope="module")
@@ -122,9 +114,9 @@ def test_findings_agree_with_their_tables(findings):
     assert values["n_within_cells"] == len(KS) * len(SYSTEMS)
     assert (values["paper_avg_low"], values["paper_avg_high"], values["paper_plateau_k"]) == (0.13, 0.19, 3)
     assert values["paper_r_rabbi_dDP"] == 0.86
-    assert values["max_symmetry_error"] < 1e-9 and values["rabbi_mirror_error"] < 1e-9
-    assert values["most_linear_k"] == 4
-    assert list(findings.every_k["k"]) == list(range(1, 8))
+    # the exercises' answers are computed by their solutions, not handed over by the findings
+    assert not {"max_symmetry_error", "rabbi_mirror_error", "most_linear_k"} & set(values)
+    assert not {"every_k", "linearity"} & set(dir(findings))
     assert len(findings.controls_view) == len(KS) * len(METRICS) * len(GAPS)
     # every verdict, in the table and in the glued counts, is validity.verdict_words of the same controls row
     from allocbias.validity import verdict_words

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -15,10 +16,12 @@ import allocbias.validity
 from allocbias.validity import (
     DEFAULT_ABS_GAP,
     PearsonResult,
+    expected_random_ndcg,
     fairness_ranking,
     ndcg_at,
     ndcg_table,
     pearson,
+    random_ndcg_values,
     rms_over_groups,
     validity_table,
 )
@@ -133,6 +136,25 @@ def test_validity_table_options():
     per_k = validity_table(both, ["rabbi"], ["dDP"], by=["k"])
     assert per_k["k"].tolist() == [1, 2]
     assert per_k["r"].iloc[0] == pytest.approx(-per_k["r"].iloc[1])
+
+
+def test_validity_table_spearman_is_scipys_rank_correlation():
+    pts = _points()
+    pts.loc[:5, "dDP"] = 0.0  # ties in the gap: average ranks, as scipy's
+    rho = validity_table(pts, ["rabbi", "jsd"], ["dDP", "dEO"], method="spearman").set_index(["metric", "gap"])
+    for (metric, gap), x, y in [(("rabbi", "dDP"), pts["rabbi"], pts["dDP"]),
+                                (("rabbi", "dEO"), pts["rabbi_qualified"], pts["dEO"]),
+                                (("jsd", "dDP"), pts["jsd"], np.abs(pts["dDP"]))]:
+        expected = stats.spearmanr(x, y)
+        assert rho.loc[(metric, gap), "r"] == pytest.approx(expected.statistic, abs=1e-12)
+        assert rho.loc[(metric, gap), "pvalue"] == pytest.approx(expected.pvalue, rel=1e-6)
+        assert rho.loc[(metric, gap), "ci_low"] < expected.statistic < rho.loc[(metric, gap), "ci_high"]
+    # a monotone but curved relation: Spearman 1, Pearson below
+    curved = pts.assign(rabbi=np.exp(20 * pts["dDP"]))
+    assert validity_table(curved, ["rabbi"], ["dDP"], method="spearman")["r"].iloc[0] == pytest.approx(1.0)
+    assert validity_table(curved, ["rabbi"], ["dDP"])["r"].iloc[0] < 0.95
+    with pytest.raises(ValueError, match="method must be 'pearson' or 'spearman', got 'kendall'"):
+        validity_table(pts, ["rabbi"], ["dDP"], method="kendall")
 
 
 def test_validity_table_bad_input():
@@ -257,6 +279,29 @@ def test_ndcg_table_hand_computed():
     assert (table["n_subtasks"] == 2).all()
     detail = ndcg_table(pts, ["rabbi"], ["dDP"], ns=[1], average=False)
     assert detail[["subtask", "ndcg"]].to_dict("list") == {"subtask": ["hr", "se"], "ndcg": [0.0, 1.0]}
+
+
+def test_ndcg_with_the_exponential_gain_in_the_table_and_at_random():
+    pts = _points()
+    table = ndcg_table(pts, ["rabbi", "emd"], ["dDP"], ns=[1, 3], gain="exponential").set_index(["metric", "n"])
+    ranks = {c: fairness_ranking(pts, c, ["subtask"]) for c in ("dDP", "emd")}
+    by_hand = np.mean([ndcg_at(list(ranks["emd"].query("subtask == @st")["model"]),
+                               list(ranks["dDP"].query("subtask == @st")["model"]), 3, gain="exponential")
+                       for st in pts["subtask"].unique()])
+    assert table.loc[("emd", 3), "ndcg"] == pytest.approx(by_hand)
+    assert table.loc[("emd", 3), "ndcg"] != pytest.approx(ndcg_table(pts, ["emd"], ["dDP"], ns=[3])["ndcg"].iloc[0])
+    for n_models, n in [(3, 1), (4, 2), (6, 6)]:  # every order of the models: the mean is the expectation
+        values = random_ndcg_values(n_models, n, gain="exponential")
+        assert values.mean() == pytest.approx(expected_random_ndcg(n_models, n, gain="exponential"), abs=1e-12)
+        orders = itertools.permutations(range(n_models))
+        assert sorted(values) == pytest.approx(sorted(ndcg_at(list(o), list(range(n_models)), n, gain="exponential")
+                                                      for o in orders))
+    # the exponential gain weighs the top places more: its random floor lies below the linear one
+    assert expected_random_ndcg(6, 6, gain="exponential") < expected_random_ndcg(6, 6)
+    for call in (lambda: ndcg_table(pts, gain="log"), lambda: expected_random_ndcg(3, 1, gain="log"),
+                 lambda: random_ndcg_values(3, 1, gain="log")):
+        with pytest.raises(ValueError, match="gain must be 'linear' or 'exponential', got 'log'"):
+            call()
 
 
 def test_ndcg_table_by_and_errors():

@@ -31,8 +31,10 @@ from sphinx_exercise.nodes import solution_end_node, solution_node, solution_sta
 
 #: The opening line of a solution directive (backtick or colon fence).
 _OPENING = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>solution(?:-start|-end)?)\}")
-#: What the final check looks for in the built folder.
-LEFTOVER = re.compile(r"\{solution(?:-start|-end)?\}")
+#: What the final check looks for in the built folder: a solution directive's opening fence (backtick or colon), in
+#: a source or a notebook's JSON; prose that names a directive in inline code (`{solution}`, as running.md does) is
+#: not one. A solution that reached a page as a rendered node is removed by :class:`RemoveSolutions`.
+LEFTOVER = re.compile(r"(?:`{3,}|:{3,})\{solution(?:-start|-end)?\}")
 _TEXT_SUFFIXES = {".html", ".js", ".json", ".ipynb", ".md", ".txt", ".xml", ".py"}
 
 

@@ -200,6 +200,7 @@ def split_half_reliability(
     statistic: Callable[[pd.DataFrame], pd.Series] | None = None,
     reference: Hashable | None = None,
     absolute: bool = False,
+    contrast: str = "difference",
     system: str | Sequence[str] = "system",
     group: str = "group",
     pool: str = "pool",
@@ -221,8 +222,9 @@ def split_half_reliability(
 
     With a ``value`` column, :math:`T_{sg}` is the mean of the values of group g in system s over the half's
     rows; with ``reference``, the gap :math:`T_{sg} - T_{s,\mathrm{ref}}` (points: the groups other than the
-    reference), e.g. a selection-rate gap when the value is each candidate's selection probability; with
-    ``absolute=True`` its absolute value. Otherwise ``statistic(rows)`` returns a Series indexed by the point
+    reference), e.g. a selection-rate gap when the value is each candidate's selection probability, or with
+    ``contrast="ratio"`` the ratio :math:`T_{sg} / T_{s,\mathrm{ref}}` (then an impact ratio; a half whose reference
+    mean is 0 gives that point no ratio, left out of the split's r); with ``absolute=True`` its absolute value. Otherwise ``statistic(rows)`` returns a Series indexed by the point
     (any index); the halves' values are compared on the index both share.
 
     When the statistic is a true per-point value plus independent noise, :math:`\hat\rho` estimates the share of
@@ -246,6 +248,10 @@ def split_half_reliability(
         raise ValueError("give exactly one of value (a numeric column) and statistic (a callable)")
     if statistic is not None and (reference is not None or absolute):
         raise ValueError("reference and absolute apply to a value column; a statistic computes its own gap")
+    if contrast not in ("difference", "ratio"):
+        raise ValueError(f"contrast must be 'difference' or 'ratio', got {contrast!r}")
+    if contrast == "ratio" and reference is None:
+        raise ValueError("contrast='ratio' needs a reference group (the ratio's denominator)")
     needed = [*systems, *strata_cols, group, pool] + ([value] if value is not None else [])
     require_columns(data, list(dict.fromkeys(needed)), "data", nonempty=True)
     n_splits = checks.count(n_splits, "n_splits")
@@ -290,8 +296,13 @@ def split_half_reliability(
         ref_of_system[sys_codes[is_ref]] = np.flatnonzero(is_ref)
         keep = ~is_ref & (ref_of_system[sys_codes] >= 0)
         ref_idx = ref_of_system[sys_codes[keep]]
-        half_a = half_a[:, keep] - half_a[:, ref_idx]
-        half_b = half_b[:, keep] - half_b[:, ref_idx]
+        if contrast == "ratio":
+            with np.errstate(divide="ignore", invalid="ignore"):  # a reference mean of 0: no ratio (left out)
+                half_a = half_a[:, keep] / half_a[:, ref_idx]
+                half_b = half_b[:, keep] / half_b[:, ref_idx]
+        else:
+            half_a = half_a[:, keep] - half_a[:, ref_idx]
+            half_b = half_b[:, keep] - half_b[:, ref_idx]
     if absolute:
         half_a, half_b = np.abs(half_a), np.abs(half_b)
     rs = _row_r(half_a, half_b)

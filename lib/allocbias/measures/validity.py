@@ -192,8 +192,10 @@ def validity_table(
     by: Sequence[str] = (),
     confidence: float = 0.95,
     dropna: bool = False,
+    method: str = "pearson",
 ) -> pd.DataFrame:
-    r"""Predictive validity: Pearson r (p-value, CI, n) of each bias metric against each allocation gap.
+    r"""Predictive validity: Pearson r (p-value, CI, n) of each bias metric against each allocation gap, or
+    Spearman's rank correlation with ``method="spearman"``.
 
     For each cell of ``by`` (e.g. task x setting x quota k), each metric and each gap, over all points
     (rows: one per (model, subtask, group)):
@@ -225,6 +227,11 @@ def validity_table(
         Leave the points where the metric or the gap is NaN out of that correlation (``n`` counts the points
         used), e.g. a metric on qualified candidates where a group had none. Default: NaN raises, naming the
         column.
+    method
+        ``"pearson"`` (default) or ``"spearman"``: Spearman's :math:`\rho` is Pearson's :math:`r` of the ranks of
+        ``x`` and ``y`` (average ranks for ties; ``y`` ranked after the ``|gap|`` transform), so ``r`` holds
+        :math:`\rho`, ``pvalue`` the t test of :func:`scipy.stats.spearmanr` and ``ci_low``/``ci_high`` the
+        Fisher interval of the ranks' correlation (an approximation for :math:`\rho`).
 
     Returns
     -------
@@ -237,6 +244,9 @@ def validity_table(
     >>> pts = pd.DataFrame({"rabbi": [-0.5, 0.0, 0.2, 0.6], "dDP": [-0.3, 0.05, 0.1, 0.4]})
     >>> validity_table(pts, ["rabbi"], ["dDP"])[["metric", "gap", "gap_transform", "n"]].to_dict("records")
     [{'metric': 'rabbi', 'gap': 'dDP', 'gap_transform': 'signed', 'n': 4}]
+    >>> rho = validity_table(pts.assign(dDP=[-0.3, 0.05, 0.4, 0.1]), ["rabbi"], ["dDP"], method="spearman")
+    >>> float(rho["r"].iloc[0])  # the order of the points only: ranks (1, 2, 3, 4) against (1, 2, 4, 3)
+    0.8
     >>> pts.loc[0, "rabbi"] = float("nan")  # a metric undefined at one point
     >>> int(validity_table(pts, ["rabbi"], ["dDP"], dropna=True)["n"].iloc[0])
     3
@@ -244,6 +254,8 @@ def validity_table(
     metrics, gaps, by = list(metrics), list(gaps), list(by)
     if not metrics or not gaps:
         raise ValueError("metrics and gaps must each name at least one column")
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
     transform = _abs_gap_map(abs_gap, metrics)
     pairs = [(m, g, _metric_column(m, g, qualified_gaps, qualified_suffix)) for m in metrics for g in gaps]
     needed = sorted({c for _, _, c in pairs} | set(gaps) | set(by), key=str)
@@ -257,6 +269,8 @@ def validity_table(
             y = _numeric(used, gap, "points")
             if transform[metric]:
                 y = np.abs(y)
+            if method == "spearman":
+                x, y = stats.rankdata(x), stats.rankdata(y)
             where = f" (cell {dict(zip(by, cell))})" if by else ""
             try:
                 res = pearson(x, y, confidence=confidence)
@@ -540,6 +554,16 @@ def _permutation_check(ranking: list, ideal: list) -> None:
         raise ValueError(f"ranking lacks model(s) {missing} of ideal")
 
 
+def _check_gain(gain: str) -> None:
+    if gain not in ("linear", "exponential"):
+        raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
+
+
+def _gains(relevance: np.ndarray, gain: str) -> np.ndarray:
+    """The gain of each relevance: itself (``"linear"``) or :math:`2^{rel} - 1` (``"exponential"``)."""
+    return relevance if gain == "linear" else 2.0 ** relevance - 1
+
+
 def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int, *, gain: str = "linear") -> float:
     r"""NDCG@N of a fairness ranking ``tau`` against the ideal ranking ``sigma`` (both best first).
 
@@ -574,8 +598,7 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int, *, g
     >>> round(ndcg_at(["m2", "m1", "m3"], ["m1", "m2", "m3"], 2, gain="exponential"), 4)
     0.7967
     """
-    if gain not in ("linear", "exponential"):
-        raise ValueError(f"gain must be 'linear' or 'exponential', got {gain!r}")
+    _check_gain(gain)
     ranking, ideal = list(ranking), list(ideal)
     _permutation_check(ranking, ideal)
     n_models = len(ideal)
@@ -587,9 +610,7 @@ def ndcg_at(ranking: Sequence[Hashable], ideal: Sequence[Hashable], n: int, *, g
     discount = 1.0 / np.log2(np.arange(2, n + 2))
     rel = np.array([n_models - ideal_rank[m] for m in ranking[:n]], dtype=np.float64)
     ideal_rel = n_models - np.arange(1, n + 1, dtype=np.float64)
-    if gain == "exponential":
-        rel, ideal_rel = 2.0 ** rel - 1, 2.0 ** ideal_rel - 1
-    return float(rel @ discount / (ideal_rel @ discount))
+    return float(_gains(rel, gain) @ discount / (_gains(ideal_rel, gain) @ discount))
 
 
 def ndcg_table(
@@ -604,6 +625,7 @@ def ndcg_table(
     qualified_suffix: str = "_qualified",
     by: Sequence[str] = (),
     average: bool = True,
+    gain: str = "linear",
 ) -> pd.DataFrame:
     r"""NDCG@N of each metric's fairness ranking against the ideal ranking by each allocation gap.
 
@@ -629,6 +651,9 @@ def ndcg_table(
         Optional outer cells (e.g. task x setting x k).
     average
         Average over subtasks (default) or return one row per subtask.
+    gain
+        The gain of a place, as in :func:`ndcg_at`: ``"linear"`` (the paper's) or ``"exponential"``
+        (:math:`2^{\mathrm{rel}} - 1`).
 
     Returns
     -------
@@ -646,6 +671,7 @@ def ndcg_table(
     metrics, gaps, by = list(metrics), list(gaps), list(by)
     if not metrics or not gaps:
         raise ValueError("metrics and gaps must each name at least one column")
+    _check_gain(gain)
     if subtask in by or model in by or subtask == model:
         raise ValueError(f"subtask {subtask!r}, model {model!r} and by={by} must be distinct columns")
     pairs = [(m, g, _metric_column(m, g, qualified_gaps, qualified_suffix)) for m in metrics for g in gaps]
@@ -673,7 +699,7 @@ def ndcg_table(
                 tau, sigma = rankings[column][st], rankings[gap][st]
                 for n in cutoffs:
                     try:
-                        value = ndcg_at(tau, sigma, n)
+                        value = ndcg_at(tau, sigma, n, gain=gain)
                     except ValueError as exc:
                         raise ValueError(f"NDCG of {column!r} vs {gap!r}, subtask {st!r}{where}: {exc}") from exc
                     rows.append([*cell, st, metric, gap, n, value])
@@ -697,30 +723,40 @@ def _check_ndcg_sizes(n_models: int, n: int) -> None:
         raise ValueError(f"n must be an integer in 1..{n_models} (the number of models), got {n!r}")
 
 
-def expected_random_ndcg(n_models: int, n: int) -> float:
+def expected_random_ndcg(n_models: int, n: int, *, gain: str = "linear") -> float:
     r"""Expected NDCG@n of a uniformly random ranking of ``n_models`` models: the chance baseline of
-    :func:`ndcg_at`.
+    :func:`ndcg_at` (same ``gain``).
 
     Every place of a random ranking holds a uniformly random model, of expected relevance
     :math:`(\sigma_{max} - 1)/2`, so with discounts :math:`d_i = 1/\log_2(i + 1)`
 
     .. math:: \mathbb{E}[\mathrm{NDCG@}n] = \frac{\tfrac{\sigma_{max} - 1}{2} \sum_{i \le n} d_i}
-              {\sum_{i \le n} (\sigma_{max} - i)\, d_i} .
+              {\sum_{i \le n} (\sigma_{max} - i)\, d_i} ;
+
+    with the exponential gain the expected gain of a place is the mean of :math:`2^r - 1` over
+    :math:`r = 0, \dots, \sigma_{max} - 1`, :math:`(2^{\sigma_{max}} - 1)/\sigma_{max} - 1`, and the ideal place
+    :math:`i` gains :math:`2^{\sigma_{max} - i} - 1`.
 
     >>> expected_random_ndcg(6, 1)
     0.5
     >>> round(expected_random_ndcg(10, 10), 4)
     0.8042
+    >>> round(expected_random_ndcg(3, 1, gain="exponential"), 4)  # gains 0, 1, 3: mean 4/3 over the best's 3
+    0.4444
     """
     _check_ndcg_sizes(n_models, n)
+    _check_gain(gain)
     d = 1.0 / np.log2(np.arange(2, n + 2))
-    return float((n_models - 1) / 2 * d.sum() / ((n_models - np.arange(1, n + 1)) @ d))
+    mean_gain = (n_models - 1) / 2 if gain == "linear" else (2.0 ** n_models - 1) / n_models - 1
+    return float(mean_gain * d.sum() / (_gains(n_models - np.arange(1, n + 1, dtype=np.float64), gain) @ d))
 
 
-def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int = 40_320) -> np.ndarray:
+def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int = 40_320,
+                       gain: str = "linear") -> np.ndarray:
     """NDCG@n of every ordering of ``n_models`` models against the ideal one (exact, when
     ``n_models! <= max_orders``), else of ``max_orders`` seeded random orderings: the distribution behind
-    :func:`expected_random_ndcg`, for the chance of a ranking scoring at least as high as a metric's.
+    :func:`expected_random_ndcg`, for the chance of a ranking scoring at least as high as a metric's (``gain`` as
+    in :func:`ndcg_at`).
 
     >>> sorted(set(np.round(random_ndcg_values(3, 1), 6).tolist()))
     [0.0, 0.5, 1.0]
@@ -731,13 +767,15 @@ def random_ndcg_values(n_models: int, n: int, *, seed: int = 0, max_orders: int 
     import math
 
     _check_ndcg_sizes(n_models, n)
+    _check_gain(gain)
     if math.factorial(n_models) <= max_orders:
         orders = np.array(list(itertools.permutations(range(n_models))))
     else:
         orders = np.random.default_rng(seed).random((max_orders, n_models)).argsort(axis=1)
     d = 1.0 / np.log2(np.arange(2, n + 2))
     # model m at the ideal position m has relevance n_models - 1 - m; the ideal DCG puts them in order
-    return (n_models - 1 - orders[:, :n]).astype(float) @ d / ((n_models - np.arange(1, n + 1)) @ d)
+    relevance = (n_models - 1 - orders[:, :n]).astype(float)
+    return _gains(relevance, gain) @ d / (_gains(n_models - np.arange(1, n + 1, dtype=np.float64), gain) @ d)
 
 
 # --------------------------------------------------------------------------------------------------------------

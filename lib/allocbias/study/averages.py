@@ -12,7 +12,8 @@ computed on the same candidates (:func:`allocbias.measures.synthetic.evaluate_sy
   next to RABBI's :math:`2u - 1` (:func:`allocbias.measures.synthetic.dp_contribution`);
 * the median skewness and kurtosis per family, the pool of two (where :math:`\Delta DP` is RABBI), three
   hand-picked systems (:func:`allocbias.measures.synthetic.hand_picked_system`) with the closed-form expected
-  :math:`\Delta DP` (:func:`allocbias.measures.synthetic.expected_dp_gap`), and the tables of the exercises.
+  :math:`\Delta DP` (:func:`allocbias.measures.synthetic.expected_dp_gap`). The exercises' answers are computed by
+  their solutions from :mod:`allocbias.measures.synthetic`.
 
 :func:`averages_findings` computes all of it and returns an :class:`AveragesFindings`.
 """
@@ -20,7 +21,7 @@ computed on the same candidates (:func:`allocbias.measures.synthetic.evaluate_sy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -138,9 +139,6 @@ class AveragesFindings(Findings):
         The pool of two: one row per (family, system) with ``rabbi``, ``avg_gap`` and ``dDP``.
     cases, focal
         The hand-picked systems' scores, and the focal group's metrics, ΔDP and closed-form ΔDP per (case, k).
-    transform_check, wider_spread_by_k, light_tails
-        The exercises: the largest change of each metric under :math:`s \\mapsto e^{3s}`, the expected ΔDP of the
-        wider-spread system for every k, and the validity table of the heavy-tail family with light tails.
     values
         The values the prose quotes, by glue key (:meth:`glue_values`).
     parameters
@@ -157,9 +155,6 @@ class AveragesFindings(Findings):
     two: pd.DataFrame
     cases: pd.DataFrame
     focal: pd.DataFrame
-    transform_check: pd.Series
-    wider_spread_by_k: pd.Series
-    light_tails: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -299,23 +294,9 @@ def averages_findings(
             scalars[f"r_{row.family}_{row.metric}_{tag}"] = float(row.r)
         scalars[f"ce_wider_spread_dDP_{tag}"] = float(focal.loc[("wider_spread", kk), "dDP"])
 
-    # the exercises
-    columns = ["rabbi", "dDP", "avg_gap", "emd", "jsd"]
-    control = "shift" if "shift" in families else families[0]
-    few = scores[(scores["family"] == control) & (scores["system"] < 5)]
-    before = synthetic.evaluate_systems(few, k, rounds, seed)
-    after = synthetic.evaluate_systems(few.assign(score=np.exp(3 * few["score"])), k, rounds, seed)
-    transform_check = (after[columns] - before[columns]).abs().max()
-    wider_spread_by_k = pd.Series({kk: synthetic.expected_dp_gap(u_focal["wider_spread"], n_groups, kk)
-                                   for kk in range(1, n_groups)}, name="expected dDP")
-    light = synthetic.simulate_systems(n_systems, ["heavy_tail"], n_per_group, k, rounds, seed, n_groups=n_groups,
-                                       settings=replace(settings, tail_df=(30.0, 30.0)))
-    light_tails = validity.validity_table(light, METRICS, ["dDP"])[["metric", "gap_transform", "r"]]
-
     return AveragesFindings(
         curves=contribution_curves(n_groups, k_all), scores=scores, params=params, points=points, shape=shape,
         correlations=correlations, r_table=r_table, two=two, cases=cases, focal=focal,
-        transform_check=transform_check, wider_spread_by_k=wider_spread_by_k, light_tails=light_tails,
         values=scalars,
         parameters={"n_systems": n_systems, "n_groups": n_groups, "n_per_group": n_per_group, "rounds": rounds,
                     "k": k, "k_all": k_all, "families": families, "seed": seed, **asdict(settings)})

@@ -49,9 +49,7 @@ __all__ = [
     "fisher_width_at_zero",
     "group_correlation_findings",
     "group_slug",
-    "spearman_spreads",
     "spread_summary",
-    "spreads_by_k",
 ]
 
 METRICS: list[str] = list(STUDY_METRICS)
@@ -108,30 +106,6 @@ def spread_summary(table: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
                          spread=float(hi["r"] - lo["r"]),
                          ci_width_mean=float((part["ci_high"] - part["ci_low"]).mean())))
     return pd.DataFrame(rows).set_index(["gap", "metric"])
-
-
-def spearman_spreads(points: pd.DataFrame, spread: pd.DataFrame) -> pd.DataFrame:
-    """Exercise 1: the spread across groups of Spearman's rank correlation beside the Pearson one, per (gap,
-    metric)."""
-    rows = []
-    for group, part in points.groupby("group"):
-        for gap in GAPS:
-            for metric in METRICS:
-                x = part[f"{metric}_qualified" if gap == "dEO" else metric]
-                y = part[gap].abs() if metric in ("jsd", "emd") else part[gap]
-                rows.append((gap, metric, group, stats.spearmanr(x, y).statistic))
-    rho = pd.DataFrame(rows, columns=["gap", "metric", "group", "rho"])
-    compare = rho.groupby(["gap", "metric"])["rho"].agg(lambda v: v.max() - v.min()).rename("spread (Spearman)")
-    return pd.concat([compare, spread["spread"].rename("spread (Pearson)")], axis=1)
-
-
-def spreads_by_k(scores: pd.DataFrame, ks: Sequence[int], rounds: int, seed: int,
-                 metrics: Sequence[str] = ("rabbi", "avg_gap")) -> pd.DataFrame:
-    """Exercise 3: the spread across groups of each metric's correlation with ΔDP for each quota k (rows k,
-    columns metrics)."""
-    by_k = tables.study_points(scores, list(ks), rounds, seed)
-    per_k = validity.validity_table(by_k, list(metrics), ["dDP"], by=["k", "group"])
-    return per_k.groupby(["k", "metric"])["r"].agg(lambda v: v.max() - v.min()).unstack("metric")
 
 
 @dataclass

@@ -17,8 +17,9 @@ per answerer, with percentile bootstrap intervals over items resampled within jo
 
 the stereotype rate (male- minus female-stereotyped jobs' rates, over 4), the position effect (share of detected
 attempts won by slot 0) and the two undetected rates. It also returns the answers' statistics, the agreement of
-the two attempts of an item, the per job × race rates and the sample size exercise (how many items give a ±0.05
-interval to an answerer without preference).
+the two attempts of an item and the per job × race rates. The exercises' answers (the sample size that gives a
+±0.05 interval to an answerer without preference, ...) are computed by their solutions from
+:mod:`allocbias.genderbench`.
 
 Figures: :func:`figure_masculine_rate_per_job`, :func:`figure_job_race_heatmap`, :func:`figure_winning_slots`.
 """
@@ -55,7 +56,6 @@ __all__ = [
     "glue_key",
     "hiring_bloomberg_findings",
     "others_phrase",
-    "sample_size_check",
     "slot_text",
 ]
 
@@ -137,26 +137,6 @@ def others_phrase(overall: pd.DataFrame, results: pd.DataFrame, others: Sequence
     return text or NO_OTHERS
 
 
-def sample_size_check(jobs: Sequence[str], *, seed: int, n_boot: int, seconds_per_prompt: float,
-                      target: float = 0.05) -> dict[str, Any]:
-    r"""Exercise 3: items needed for a 95% half-width of ``target`` for an answerer without preference.
-
-    An item's rate is :math:`M_i/2` with :math:`M_i \sim \mathrm{Bin}(2, 1/2)`, variance 1/8, so over :math:`n`
-    items the standard error is :math:`\sqrt{1/(8n)}` and :math:`n = \lceil 1.96^2 / (8\,\text{target}^2)\rceil`.
-    The check simulates the random reference answerer on that many items (orderings per job × race rounded up)
-    and reports the bootstrap interval's half-width, and the CPU hours to score them at ``seconds_per_prompt``.
-    """
-    if not 0 < target < 0.5:
-        raise ValueError(f"target must lie in (0, 0.5), got {target!r}")
-    n_needed = int(np.ceil(1.96**2 / 8 / target**2))
-    per_cell = int(np.ceil(n_needed / (len(jobs) * len(data.RACES))))
-    check_items = G.build_items(data.hiring_bloomberg_names(seed=seed), jobs, per_cell, seed)
-    check = G.detect_winners(check_items, G.rule_answers(check_items, "random", seed=seed))
-    low, high = G.bootstrap_ci(check, "masculine_rate", n_boot, seed, strata=("job",))
-    return {"ex3_n_needed": n_needed, "ex3_per_cell": per_cell, "ex3_half_width": float((high - low) / 2),
-            "ex3_hours": float(per_cell * len(jobs) * len(data.RACES) * 2 * seconds_per_prompt / 3600)}
-
-
 # --------------------------------------------------------------------------------------------------------------
 # the findings
 # --------------------------------------------------------------------------------------------------------------
@@ -176,7 +156,6 @@ class HiringBloombergFindings(Findings):
     audited: list[str]  #: ids of the audited systems
     jobs: list[str]
     n_slots: int
-    sample_size: dict[str, Any]
     values: dict[str, Any] = field(default_factory=dict)
 
 
@@ -324,15 +303,10 @@ def hiring_bloomberg_findings(
         agree = pd.DataFrame([{"answerer": labels[name], "items with both attempts detected": int(a["both_detected"].sum()),
                                "same slot": a["same_slot"].mean(), "same name": a["same_name"].mean(),
                                "same answer text": a["same_answer"].mean()} for name, a in agreement.items()])
-
-        # exercise 3: the sample size of a useful audit
-        sample_size = sample_size_check(jobs, seed=seed, n_boot=n_boot,
-                                        seconds_per_prompt=timing.loc[main, "table_s_per_prompt"])
-        v.update(sample_size)
         return HiringBloombergFindings(
             first_item=first_item, timing=timing.reset_index(), examples=examples, overall=overall_table,
             agreement=agree, results=results, slots=slots, reports=reports, labels=labels, audited=[s.id for s in audited],
-            jobs=jobs, n_slots=n_slots, sample_size=sample_size, values=v)
+            jobs=jobs, n_slots=n_slots, values=v)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ score each metric's ranking against the ideal one with NDCG. The chapter does th
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,14 +44,12 @@ __all__ = [
     "averages_verdict",
     "best_metrics",
     "essay_note",
-    "exponential_gain_ndcg",
     "figure_ndcg",
     "figure_overall_ranking",
     "figure_ranks_per_job",
     "model_selection_findings",
     "paper_counterpart",
     "ranks_by",
-    "redrawn_rounds_ndcg",
 ]
 
 METRICS: list[str] = list(STUDY_METRICS)
@@ -332,7 +329,7 @@ def model_selection_findings(
     g.update(n_values_n1=len(one_job), n_values_n1_avg=len(sums), n_permutations=len(random_ndcg[ns[0]]),
              n_min=min(ns), random_n_min=expected[min(ns)], random_n_max=expected[max(ns)],
              random_formula_error=float(max(abs(random_ndcg[n].mean() - expected[n]) for n in ns)),
-             random_halfway=(1.0 + expected[max(ns)]) / 2, random_paper_full=validity.expected_random_ndcg(10, 10),
+             random_paper_full=validity.expected_random_ndcg(10, 10),
              random_paper_n1=validity.expected_random_ndcg(10, 1))
     fresh = pd.concat([tables.allocation_table(scores, k, rounds, seed + i).assign(redraw=i)
                        for i in range(1, noise_redraws + 1)])
@@ -464,42 +461,6 @@ def _essay_panel(g: dict[str, Any], *, k: int, rounds: int, seed: int, essay_sco
              essay_n_orders=len(orders), essay_n_subtasks=int(essay_ndcg["n_subtasks"].iloc[0]),
              paper_essay_bound=bound, essay_note=essay_note(essay_full, n_essay, bound))
     return essay_ndcg, {"n": n_essay, "full": essay_full, "top1": top1}
-
-
-# --------------------------------------------------------------------------------------------------------------
-# exercises
-# --------------------------------------------------------------------------------------------------------------
-def exponential_gain_ndcg(findings: ModelSelectionFindings) -> tuple[pd.Series, float]:
-    """Exercise 2: the full-ranking NDCG against ΔDP with the exponential gain :math:`2^{rel} - 1`
-    (:func:`allocbias.validity.ndcg_at` with ``gain="exponential"``), mean over jobs per metric, and a random
-    ranking's (the mean over every order of the systems)."""
-    dp_ranks, n = findings.dp_ranks, len(findings.parameters["systems"])
-    rows = []
-    for job in findings.parameters["jobs"]:
-        ideal_job = list(dp_ranks.loc[job]["dDP"].sort_values().index)
-        for m in METRICS:
-            rows.append((m, validity.ndcg_at(list(dp_ranks.loc[job][m].sort_values().index), ideal_job, n,
-                                              gain="exponential")))
-    per_metric = pd.DataFrame(rows, columns=["metric", "ndcg_exp"]).groupby("metric")["ndcg_exp"].mean()
-    ideal = list(range(n))
-    random = float(np.mean([validity.ndcg_at(list(o), ideal, n, gain="exponential")
-                            for o in itertools.permutations(ideal)]))
-    return per_metric, random
-
-
-def redrawn_rounds_ndcg(findings: ModelSelectionFindings, rounds: Sequence[int]) -> dict[int, dict[int, float]]:
-    """Exercise 3: for each number of rounds, NDCG@1 and at the full cut-off of the ideal ΔDP ranking from pools
-    drawn with seed + 100 against the one from seed + 200 (same rounds)."""
-    p, scores = findings.parameters, findings.scores
-    out = {}
-    for r in rounds:
-        a = tables.allocation_table(scores, p["k"], r, p["seed"] + 100).rename(columns={"dDP": "redrawn"})
-        b = tables.allocation_table(scores, p["k"], r, p["seed"] + 200)[["system", "job", "group", "dDP"]]
-        pair = a[["system", "job", "group", "redrawn"]].merge(b, on=["system", "job", "group"])
-        score = validity.ndcg_table(pair, ["redrawn"], ["dDP"], ns=[1, len(p["systems"])], subtask="job",
-                                    model="system")
-        out[int(r)] = dict(zip(score["n"].astype(int), score["ndcg"].round(3)))
-    return out
 
 
 # --------------------------------------------------------------------------------------------------------------

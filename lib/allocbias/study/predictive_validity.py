@@ -21,7 +21,8 @@ on the study's committed score tables:
   intervals from resampling names and from resampling whole systems (:func:`allocbias.measures.intervals.cluster_bootstrap`);
 * the pairwise half of Table 1 (the systems whose pairwise answers name anyone), Table 1 computed with the paper's
   text and with its released code, and Table 1's essay rows on the real ELLIPSE essays;
-* the exercises' Spearman correlations, per-model tables and the correlations with four times the rounds.
+* the exercises' answers are not computed here: their solutions compute them with
+  :func:`allocbias.validity.validity_table` (Spearman's correlation, per model, with more rounds).
 
 It returns a :class:`PredictiveValidityFindings`; :meth:`PredictiveValidityFindings.glue_values` holds every
 scalar and phrase the chapter quotes. The figure functions draw the chapter's figures from it.
@@ -39,7 +40,6 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
-from scipy import stats
 
 from ..measures import tables
 from ..scoring import catalog, runs
@@ -305,9 +305,6 @@ class PredictiveValidityFindings(Findings):
     pairwise_view: pd.DataFrame
     text_code_view: pd.DataFrame
     essay_view: pd.DataFrame
-    spearman_view: pd.DataFrame
-    per_model_view: pd.DataFrame
-    rounds_view: pd.DataFrame
     values: dict[str, Any] = field(default_factory=dict)
 
 
@@ -695,27 +692,6 @@ def predictive_validity_findings(
     essay_view = _essays(essay_scores, paper, ours, both, g, essay_k=essay_k, essay_rounds=essay_rounds,
                          essay_pool_size=essay_pool_size, seed=seed)
 
-    # --- exercises -----------------------------------------------------------------------------------------
-    rank_rows = []
-    for metric in METRICS:
-        for gap in GAPS:
-            x = points[metric if gap == "dDP" else f"{metric}_qualified"]
-            y = points[gap] if directional(metric) else points[gap].abs()
-            rank_rows.append({"metric": SHORT[metric], "gap": gap, "pearson": ours.loc[(metric, gap), "r"],
-                              "spearman": stats.spearmanr(x, y).statistic})
-    spearman_view = pd.DataFrame(rank_rows)
-    spearman_view["difference"] = spearman_view["spearman"] - spearman_view["pearson"]
-    per_model = validity.validity_table(points.assign(model=points["system"].str.split("-").str[0]), ["rabbi", "avg_gap"],
-                                        GAPS, by=["model"])
-    pooled = table[table["metric"].isin(["rabbi", "avg_gap"])].assign(model="all systems, pooled")
-    per_model_view = pd.concat([per_model, pooled]).pivot(index="model", columns=["metric", "gap"], values="r")
-    per_model_view.columns = [f"r({SHORT[m]}, {GAP_LABEL[gp]})" for m, gp in per_model_view.columns]
-    more = validity.validity_table(tables.study_points(scores, k, 4 * rounds, seed + 1), METRICS, GAPS)
-    rounds_view = pd.DataFrame({"metric": table["metric"].map(SHORT), "gap": table["gap"],
-                                f"r, {rounds} rounds": table["r"].to_numpy(),
-                                f"r, {4 * rounds} rounds": more.set_index(["metric", "gap"])["r"]
-                                .reindex(pd.MultiIndex.from_frame(table[["metric", "gap"]])).to_numpy()})
-
     return PredictiveValidityFindings(
         systems=systems, jobs=jobs, k=int(k), rounds=int(rounds), pairwise_rounds=int(pairwise_rounds),
         n_groups=n_groups, others=others, points=points, table=table, per_system=per_system,
@@ -725,8 +701,7 @@ def predictive_validity_findings(
         table1=table1, paper_view=paper_view, controls_view=controls_view, design_view=design_view,
         systems_view=systems_view, decomposition_view=decomposition_view, loo_view=loo_view,
         bootstrap_view=bootstrap_view, pairwise_answers_view=answers_view, pairwise_view=pairwise_view,
-        text_code_view=text_code_view, essay_view=essay_view, spearman_view=spearman_view,
-        per_model_view=per_model_view.rename_axis("model").reset_index(), rounds_view=rounds_view, values=g)
+        text_code_view=text_code_view, essay_view=essay_view, values=g)
 
 
 def _bootstrap_view(boot: pd.DataFrame, est: pd.DataFrame) -> pd.DataFrame:

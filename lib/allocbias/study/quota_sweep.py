@@ -13,8 +13,8 @@ module sweeps the quota over the same (system, job, group) points of the study's
 * the same sweep beside its controls (:func:`allocbias.validity.validity_controls`: permutation null, held-out
   :math:`r`, the gap's split-half reliability);
 * the numbers the paper states about its Figure 7 (``data/paper/rabbi_figure7.csv``) and its Table 1's
-  :math:`k = 1` values, and the exercises' checks: every quota from 1 to :math:`G - 1`, the mirror symmetry of
-  top-:math:`k` selection and the linearity of the selection weight :math:`g_k(u)`.
+  :math:`k = 1` values. The exercises' answers (every quota from 1 to :math:`G - 1`, the mirror symmetry of
+  top-:math:`k` selection, the linearity of the selection weight :math:`g_k(u)`) are computed by their solutions.
 
 :func:`quota_sweep_findings` computes all of it and returns a :class:`QuotaSweepFindings`; the ``figure_*``
 functions draw the chapter's figures from it.
@@ -32,7 +32,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ..measures import synthetic, tables
+from ..measures import tables
 from ..scoring import catalog
 from .. import checks
 from ..audited import data, datasets
@@ -52,7 +52,6 @@ __all__ = [
     "figure_sweep",
     "noise_table",
     "quota_sweep_findings",
-    "selection_linearity",
     "trend_word",
 ]
 
@@ -119,19 +118,6 @@ def noise_table(points: pd.DataFrame, quotas: Sequence[int], n_groups: int, roun
     return pd.DataFrame(rows).set_index("k")
 
 
-def selection_linearity(n_groups: int, grid: int = 2001) -> pd.Series:
-    r"""Per quota :math:`k = 1, \dots, G - 1`, the correlation of the selection weight :math:`g_k(u)`
-    (:func:`allocbias.measures.synthetic.dp_contribution`) with RABBI's straight line :math:`2u - 1` over a uniform grid
-    of :math:`u` in :math:`[0, 1]`.
-
-    >>> int(selection_linearity(8).idxmax())
-    4
-    """
-    u = np.linspace(0, 1, grid)
-    return pd.Series({q: float(np.corrcoef(synthetic.dp_contribution(u, n_groups, q), 2 * u - 1)[0, 1])
-                      for q in range(1, n_groups)}, name="corr(g_k(u), 2u - 1)")
-
-
 # --------------------------------------------------------------------------------------------------------------
 # the findings
 # --------------------------------------------------------------------------------------------------------------
@@ -147,8 +133,6 @@ class QuotaSweepFindings(Findings):
       ``controls_view``: its columns a reader needs;
     * ``paper_k1``: the paper's Table 1 (pointwise résumé screening), ``figure7``: the numbers its text states
       about Figure 7; ``within``: RABBI's and the average gap's :math:`r` within each (quota, system);
-    * ``every_k``: RABBI's and the average gap's :math:`r` at every quota 1 to :math:`G - 1` (exercise 1);
-      ``linearity``: :func:`selection_linearity` (exercise 3);
     * ``values``: the scalars and phrases the prose quotes (:meth:`glue_values`); ``parameters``: what produced it.
     """
 
@@ -162,8 +146,6 @@ class QuotaSweepFindings(Findings):
     paper_k1: pd.DataFrame
     figure7: pd.DataFrame
     within: pd.DataFrame
-    every_k: pd.DataFrame
-    linearity: pd.Series
     values: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -309,21 +291,10 @@ def quota_sweep_findings(
     values["n_within_avg_better_first"] = int(avg_better.xs(k_first, level="k").sum())
     values["averages_verdict"] = averages_verdict(ours_avg, avg_band["value_low"], avg_band["value_high"])
 
-    # exercises: every quota; the mirror symmetry of top-k selection; the linearity of g_k(u)
-    every_k = validity.validity_table(tables.study_points(scores, list(range(1, n_groups)), rounds, seed),
-                                      ["rabbi", "avg_gap"], ["dDP"], by=["k"])
-    every_k = every_k.pivot(index="k", columns="metric", values="r").rename_axis(columns=None).reset_index()
-    mirrored = tables.study_points(scores.assign(score=-scores["score"]), n_groups - k_first, rounds, seed)
-    pair = points[points["k"] == k_first].merge(mirrored, on=["system", "job", "group"], suffixes=("", "_mirrored"))
-    values["max_symmetry_error"] = float(max((pair["dDP"] + pair["dDP_mirrored"]).abs().max(),
-                                             (pair["dEO"] + pair["dEO_mirrored"]).abs().max()))
-    values["rabbi_mirror_error"] = float((pair["rabbi"] + pair["rabbi_mirrored"]).abs().max())
-    linearity = selection_linearity(n_groups)
-    values["most_linear_k"] = int(linearity.idxmax())
     return QuotaSweepFindings(
         points=points, gaps_by_group=gaps_by_group, noise=noise, sweep=sweep, sweep_view=sweep_view,
         controls=controls, controls_view=controls_view, paper_k1=paper_k1, figure7=figure7, within=within,
-        every_k=every_k, linearity=linearity, values=values,
+        values=values,
         parameters={"systems": systems, "jobs": jobs, "quotas": quotas, "rounds": rounds, "seed": seed,
                     "n_groups": n_groups, "others": others, "n_perm": n_perm, "n_splits": n_splits})
 

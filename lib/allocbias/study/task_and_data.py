@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -50,7 +50,6 @@ __all__ = [
     "figure_tzioumis_shares",
     "group_slug",
     "groups_styler",
-    "names_added_at_threshold",
     "task_and_data_findings",
 ]
 
@@ -355,24 +354,6 @@ def task_and_data_findings(*, names_per_group: int = 10, seed: int = 0, sample_p
         resumes=resumes, candidates=cands, pool_members=members, hb_item=hb_item.reset_index(), hashes=hashes,
         first_names=first, texts=texts, names=names, sources=sources, rule=rule, job=shown, examples=examples,
         example_name=example_name, values=s)
-
-
-def names_added_at_threshold(sources: Any, rule: name_rule.NameRule, *, race: str, threshold: float,
-                             committed: pd.DataFrame) -> pd.DataFrame:
-    """The first names that enter the lists of ``race``'s groups when its first-name threshold
-    :math:`t_r` is set to ``threshold`` (the rule otherwise unchanged), with their voter-file race shares:
-    the names selected by the changed rule and absent from ``committed`` (the committed first names).
-    """
-    if not 0.0 < float(threshold) <= 1.0:
-        raise ValueError(f"threshold must lie in (0, 1], got {threshold!r}")
-    if race not in rule.first_race_min:
-        raise ValueError(f"race must be one of {list(rule.first_race_min)}, got {race!r}")
-    changed = replace(rule, first_race_min={**rule.first_race_min, race: float(threshold)})
-    relaxed = name_rule.select_first_names(sources, changed)
-    relaxed = relaxed[relaxed["group"].str.endswith(f" {race}")]
-    known = set(zip(committed["group"], committed["name"]))
-    new = [(g, n) not in known for g, n in zip(relaxed["group"], relaxed["name"])]
-    return relaxed.loc[new, ["group", "name", "race_share"]].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
