@@ -140,16 +140,6 @@ def test_findings_follow_the_parameters(findings):
     assert all(re.fullmatch(r"[0-9a-f]{12}", h) for h in examples) and len(set(examples)) == 3
 
 
-def test_names_added_at_a_lower_threshold_are_new_and_below_the_old_one(findings):
-    rule = findings.rule
-    added = td.names_added_at_threshold(findings.sources, rule, race="Asian", threshold=rule.first_race_min["White"],
-                                        committed=findings.first_names)
-    assert len(added) > 0 and set(added["group"]) <= {"Female Asian", "Male Asian"}
-    assert added["race_share"].between(rule.first_race_min["White"], rule.first_race_min["Asian"]).all()
-    committed = set(zip(findings.first_names["group"], findings.first_names["name"]))
-    assert not any((g, n) in committed for g, n in zip(added["group"], added["name"]))
-
-
 def test_the_essay_data_the_book_grades_is_ellipse(findings):
     """Issue 39 item 5: chapter 1 names the essays the book uses (ELLIPSE, chapter 16), not ICNALE or the demo set."""
     v = findings.glue_values()
