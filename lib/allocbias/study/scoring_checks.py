@@ -360,7 +360,8 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
 
         # which tokens count as "Yes"
         s["resume_labels"] = ", ".join(f"{k} = {v:g}" for k, v in RESUME_LABELS.items())
-        tokenizers = {x.model: load_tokenizer(x.model) for x in audited} if served is None else {}
+        # one tokenizer per model (six systems are two models), not one per system
+        tokenizers = {m: load_tokenizer(m) for m in dict.fromkeys(x.model for x in audited)} if served is None else {}
         caps = tokenizers.get("smollm2-135m-instruct") or load_tokenizer("smollm2-135m-instruct")
         variants = pd.DataFrame([{"model": m, "label": y, "form": repr(v),
                                   "tokens": len(tok.encode(v, add_special_tokens=False))}
