@@ -110,9 +110,18 @@ class _Outcomes:
         self.owner = np.repeat(np.arange(n_group.size), width)
         start = np.repeat(np.cumsum(width) - width, width)
         x = lo[self.owner] + (np.arange(self.owner.size) - start)
-        self.pmf = stats.binom.pmf(x, n_comparator[self.owner], comparator_rate[self.owner])
+        pmf = stats.binom.pmf(x, n_comparator[self.owner], comparator_rate[self.owner])
         # flagged iff X_g * q * n_c < p * n_g * x  <=>  X_g <= (p n_g x - 1) // (q n_c); x = 0 gives -1 (never)
-        self.max_flagged = (p * n_group[self.owner] * x - 1) // (q * n_comparator[self.owner])
+        max_flagged = (p * n_group[self.owner] * x - 1) // (q * n_comparator[self.owner])
+        # Within a group the bound is non-decreasing in x, and a group of n_g applicants has at most n_g + 1 bounds,
+        # while a large comparator has thousands of likely outcomes: the outcomes that share a bound are summed
+        # first, so the binomial CDF (the costly part) is evaluated once per (group, bound), not once per outcome.
+        # The probability is the same sum, grouped.
+        run = np.flatnonzero(np.r_[True, (self.owner[1:] != self.owner[:-1])
+                                   | (max_flagged[1:] != max_flagged[:-1])]) if x.size else np.zeros(0, np.int64)
+        self.owner = self.owner[run]
+        self.max_flagged = max_flagged[run]
+        self.pmf = np.add.reduceat(pmf, run) if run.size else pmf
         self.n_group = n_group
         self.size = n_group.size
 
