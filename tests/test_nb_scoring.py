@@ -51,7 +51,7 @@ def test_every_glue_reference_in_the_prose_is_glued(glued):
 
 
 def test_shapes_follow_the_parameters(glued, params):
-    n_candidates = len(params["jobs"]) * 6 * len(data.GROUPS) * params["names_per_group"]
+    n_candidates = len(params["jobs"]) * 6 * len(params["groups"] or data.GROUPS) * params["names_per_group"]
     assert glued["n_candidates"] == n_candidates
     assert glued["n_systems"] == len(params["systems"])
     assert glued["n_rows"] == n_candidates * len(params["systems"])
@@ -62,6 +62,26 @@ def test_shapes_follow_the_parameters(glued, params):
         keys = {parse_system(s).model_key for s in params["systems"] + params["pairwise_systems"]}
         assert glued["models_loaded"] == len(keys)  # one engine per model and precision, shared by both tasks
     assert glued["prov_rows"] >= n_candidates
+
+
+def test_the_live_rows_are_the_committed_rows(glued, params):
+    """The smoke profile scores its slice live (seed 0: the first names of the committed 10-name sample), so every
+    live row is a row of the committed table, scored once more: the same prompt and, within the committed tables'
+    tolerance, the same score (tests/test_committed_scores.py samples the rest)."""
+    if not (params["rescore"] and params["seed"] == 0 and params["scores_root"]):
+        pytest.skip("only a rescored run (the smoke profile) scores rows the committed tables hold")
+    cands = data.candidate_table(params["jobs"], names_per_group=params["names_per_group"], seed=0)
+    if params["groups"]:
+        cands = cands[cands["group"].isin(params["groups"])]
+    for system_id in params["systems"]:
+        system = parse_system(system_id)
+        ids = list(items.resume_pointwise_items(cands, system.wording)["prompt_id"])
+        live = catalog.store_for(system, "resume_pointwise", catalog.resolve_scores_root(params["scores_root"])).read()
+        committed = catalog.store_for(system, "resume_pointwise").read()
+        live, committed = (t.set_index("prompt_id").loc[ids] for t in (live, committed))
+        assert len(live) == len(ids) == glued["n_candidates"]
+        assert (live["n_tokens"] == committed["n_tokens"]).all()
+        assert (live["score"] - committed["score"]).abs().max() <= 1e-4, system_id
 
 
 def test_scores_and_label_mass_are_probabilities(glued):

@@ -171,6 +171,7 @@ def test_essay_figure_is_none_without_essays(findings):
     ({"pairwise_systems": [SYSTEM], "pairwise_rounds": 0}, "pairwise_rounds"),
     ({"pairwise_groups": ["Male White"]}, "pairwise_groups"), ({"rescore": True}, "live_scoring"),
     ({"low_mass": 2.0}, "low_mass"), ({"seed": -1}, "seed"), ({"names_per_group": 0}, "names_per_group"),
+    ({"groups": ["Male Martian"]}, "groups: unknown group"), ({"groups": ["Male White"] * 2}, "groups names a group twice"),
 ])
 def test_bad_parameters_are_named(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):

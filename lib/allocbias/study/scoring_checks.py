@@ -260,7 +260,7 @@ class ScoringFindings(Findings):
 
 def _check(*, backend: str, model: str, pairwise_systems: Sequence[str], pairwise_rounds: Any,
            pairwise_groups: Sequence[str], rescore: bool, live_scoring: bool, low_mass: Any, seed: Any,
-           names_per_group: Any) -> None:
+           names_per_group: Any, groups: Sequence[str] = ()) -> None:
     if backend not in ("local", "openai"):
         raise ValueError(f"backend must be 'local' or 'openai', got {backend!r}")
     if backend == "openai" and not model:
@@ -272,6 +272,11 @@ def _check(*, backend: str, model: str, pairwise_systems: Sequence[str], pairwis
         raise ValueError(f"low_mass must lie in [0, 1], got {low_mass!r}")
     checks.seed(seed)
     checks.count(names_per_group, "names_per_group")
+    unknown = [g for g in groups if g not in data.GROUPS]
+    if unknown:
+        raise ValueError(f"groups: unknown group(s) {unknown}; the groups are {list(data.GROUPS)}")
+    if len(set(groups)) != len(list(groups)):
+        raise ValueError(f"groups names a group twice: {list(groups)}")
 
 
 def scoring_checks_findings(
@@ -279,6 +284,7 @@ def scoring_checks_findings(
     systems: Sequence[str],
     jobs: Sequence[str],
     names_per_group: int = 10,
+    groups: Sequence[str] = (),
     seed: int = 0,
     scores_root: str = "",
     rescore: bool = False,
@@ -299,7 +305,8 @@ def scoring_checks_findings(
 ) -> ScoringFindings:
     """Score (or read) the chapter's tables and compute everything it shows; the parameters are the notebook's.
 
-    ``systems`` are scored pointwise on the candidate table of ``jobs`` (``names_per_group``, ``seed``);
+    ``systems`` are scored pointwise on the candidate table of ``jobs`` (``names_per_group``, ``seed``), of
+    ``groups`` only where given (all eight when empty: the smoke profile scores two, a small live slice);
     ``pairwise_systems`` answer every pair of ``pairwise_rounds`` pools per job (of ``pairwise_groups``, all
     eight when empty) in both orders; ``essay_systems`` grade the DEMO essays (local backend only). Tables are read
     from ``scores_root`` (empty: the committed ``data/scores``); missing rows are scored live when
@@ -313,13 +320,13 @@ def scoring_checks_findings(
     tests; given scores count as read, not scored live.
     """
     systems, jobs, pairwise_systems = list(systems), list(jobs), list(pairwise_systems)
-    pairwise_groups, essay_systems = list(pairwise_groups), list(essay_systems)
+    pairwise_groups, essay_systems, groups = list(pairwise_groups), list(essay_systems), list(groups)
     _check(backend=backend, model=model, pairwise_systems=pairwise_systems, pairwise_rounds=pairwise_rounds,
            pairwise_groups=pairwise_groups, rescore=rescore, live_scoring=live_scoring, low_mass=low_mass, seed=seed,
-           names_per_group=names_per_group)
+           names_per_group=names_per_group, groups=groups)
     with warnings.catch_warnings():  # tqdm.auto (imported by transformers) asks for ipywidgets
         warnings.filterwarnings("ignore", message="IProgress not found")
-        return _findings(systems=systems, jobs=jobs, names_per_group=names_per_group, seed=seed,
+        return _findings(systems=systems, jobs=jobs, names_per_group=names_per_group, groups=groups, seed=seed,
                          scores_root=scores_root, rescore=rescore, live_scoring=live_scoring,
                          pairwise_systems=pairwise_systems, pairwise_rounds=pairwise_rounds,
                          pairwise_groups=pairwise_groups, backend=backend, device=device, base_url=base_url,
@@ -327,10 +334,10 @@ def scoring_checks_findings(
                          scores=scores, answers=answers, provenance=provenance)
 
 
-def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, live_scoring, pairwise_systems,
+def _findings(*, systems, jobs, names_per_group, groups, seed, scores_root, rescore, live_scoring, pairwise_systems,
               pairwise_rounds, pairwise_groups, backend, device, base_url, model, prefill, low_mass, essay_systems,
               scores, answers, provenance) -> ScoringFindings:
-    order = list(GROUP_ORDER)
+    order = [g for g in GROUP_ORDER if not groups or g in groups]
     audited = [parse_system(x) for x in systems]
     paired = [parse_system(x) for x in pairwise_systems]
     root = catalog.resolve_scores_root(scores_root)
@@ -349,13 +356,15 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
                 catalog.clear_tables(paired, "resume_pairwise", root, served=served)
             if essay_systems and served is None:
                 catalog.clear_tables(essay_systems, "essay_pointwise", root)
-        settings = dict(systems=systems, jobs=jobs, names_per_group=names_per_group, seed=seed, scores_root=scores_root,
+        settings = dict(systems=systems, jobs=jobs, names_per_group=names_per_group, groups=groups, seed=seed,
+                        scores_root=scores_root,
                         pairwise_systems=pairwise_systems, pairwise_rounds=pairwise_rounds,
                         pairwise_groups=pairwise_groups, backend=backend,
                         base_url=serving.safe_url(base_url) if base_url else "", model=model, prefill=prefill,
                         essay_systems=essay_systems)
         command = f"papermill notebooks/02_scoring.ipynb out.ipynb -y {shlex.quote(json.dumps(settings))}"
-        cands = data.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
+        every = data.candidate_table(jobs, names_per_group=names_per_group, seed=seed)
+        cands = every[every["group"].isin(groups)] if groups else every  # scored pointwise
         s: dict[str, Any] = {}
 
         # which tokens count as "Yes"
@@ -427,7 +436,7 @@ def _findings(*, systems, jobs, names_per_group, seed, scores_root, rescore, liv
         for key, case in _CASE_KEYS.items():
             s[f"points_{key}_a"] = float(rule.loc[case, "points to a"])
             s[f"points_{key}_b"] = float(rule.loc[case, "points to b"])
-        pair_cands = cands[cands["group"].isin(pairwise_groups)] if pairwise_groups else cands
+        pair_cands = every[every["group"].isin(pairwise_groups)] if pairwise_groups else every
         stats = None
         if paired:
             pools = items.pairwise_pools(pair_cands, pairwise_rounds, seed)
