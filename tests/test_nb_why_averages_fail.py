@@ -132,5 +132,6 @@ def test_the_solutions_compute_and_glue_their_answers(glued):
     assert glued["ex_exp_change_rabbi"] == 0 and glued["ex_exp_change_dDP"] == 0 < glued["ex_exp_change_avg_gap"]
     assert glued["ex_wider_last_k"] == glued["n_groups"] - 1
     assert 0 <= glued["ex_wider_n_positive"] <= glued["ex_wider_last_k"]
-    assert glued["ex_wider_dDP_k1"] == pytest.approx(glued["ce_wider_spread_dDP_formula_k1"])
+    # the chapter glues its formula values to three decimals (averages_findings), the solution its own unrounded
+    assert glued["ex_wider_dDP_k1"] == pytest.approx(glued["ce_wider_spread_dDP_formula_k1"], abs=5e-4)
     assert -1 <= glued["ex_light_r_avg_gap"] <= 1 and -1 <= glued["ex_light_r_rabbi"] <= 1
