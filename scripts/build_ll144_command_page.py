@@ -74,20 +74,23 @@ def _section(markdown: str, heading: str) -> str:
 
 def markdown_table(style: Any) -> str:
     """A table :func:`allocbias.plotting.show_table` made, as a Markdown table: its cells and headers as the book
-    shows them (numbers right-aligned), its caption as a line below in italics.
+    shows them (numbers right-aligned, each on one line), its caption as a line below in italics.
 
-    >>> print(markdown_table(show_table(pd.DataFrame({"group": ["a|b"], "n": [1200], "r": [float("nan")]}),
-    ...                                 dash_note="a dash: none")))
-    | group | n | r |
-    | --- | ---: | ---: |
-    | a\\|b | 1,200 | – |
+    >>> print(markdown_table(show_table(pd.DataFrame({"group": ["a|b"], "n": [1200], "r": [float("nan")],
+    ...                                               "p": [0.0001]}), dash_note="a dash: none")))
+    | group | n | r | p |
+    | --- | ---: | ---: | ---: |
+    | a\\|b | 1,200 | – | <&nbsp;0.001 |
     <BLANKLINE>
     *a dash: none*
     """
     shown = style.data
     number = re.compile(r"^(?:[−\d<\[]|–$)")
     cells = [[str(v).replace("|", "\\|") for v in row] for row in shown.itertuples(index=False)]
-    align = ["---:" if all(number.match(row[i]) for row in cells) else "---" for i in range(shown.shape[1])]
+    numeric = [all(number.match(row[i]) for row in cells) for i in range(shown.shape[1])]
+    align = ["---:" if n else "---" for n in numeric]
+    # a number and its interval ("0.39 [0.33, 0.47]", "< 0.001") stay on one line; text wraps between words
+    cells = [[c.replace(" ", "&nbsp;") if n else c for c, n in zip(row, numeric)] for row in cells]
     lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in shown.columns) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in cells]
     caption = style.caption
