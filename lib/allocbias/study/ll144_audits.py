@@ -146,9 +146,9 @@ HEADLINE_WORDS: dict[str, str] = {
     "audits_any_ir_below": "audits with an impact ratio below 0.8",
     "tables_any_ir_below": "tables with an impact ratio below 0.8",
     "audits_any_ir_above_1": "audits with an impact ratio above 1",
-    "audits_first_use_unknown": "audits not saying when the tool was first used",
-    "audits_position_unknown": "audits not naming the position",
-    "audits_missing_demographics": "audits with an unknown category that count no applicants in it",
+    "audits_first_use_unknown": "audits whose date of first use is unknown",
+    "audits_position_unknown": "audits whose position is unknown",
+    "audits_missing_demographics": "audits with an unknown-category row that count applicants there",
 }
 
 
