@@ -7,6 +7,11 @@ snippet :data:`PUBLISHED_SNIPPET`), the page must contain each verbatim, and eve
 (with ``data/`` of this checkout), renders those blocks and replaces them (default) or, with ``--check``, exits 1
 when the page shows anything else (``tests/test_ll144_command.py`` runs the check).
 
+The command's tables are wider than the book's text column (its summary's category table has a column for every
+quantity), so the page shows each of them as the book shows a table (:func:`allocbias.plotting.show_table`: headers
+and numbers in words, each estimate beside its interval in one cell), split into tables of the few columns a reader
+reads together, and says where the command writes the whole table.
+
 Usage::
 
     python scripts/build_ll144_command_page.py          # rewrite the generated blocks of the page
@@ -24,12 +29,14 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from allocbias import cli, data
 from allocbias.audited import datasets
 from allocbias.audited.locations import resources_dir
+from allocbias.plotting import interval_text, show_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "ll144_command.md"
@@ -65,6 +72,87 @@ def _section(markdown: str, heading: str) -> str:
     raise ValueError(f"summary.md has no section {heading!r}")
 
 
+def markdown_table(style: Any) -> str:
+    """A table :func:`allocbias.plotting.show_table` made, as a Markdown table: its cells and headers as the book
+    shows them (numbers right-aligned, each on one line), its caption as a line below in italics.
+
+    >>> print(markdown_table(show_table(pd.DataFrame({"group": ["a|b"], "n": [1200], "r": [float("nan")],
+    ...                                               "p": [0.0001]}), dash_note="a dash: none")))
+    | group | n | r | p |
+    | --- | ---: | ---: | ---: |
+    | a\\|b | 1,200 | – | <&nbsp;0.001 |
+    <BLANKLINE>
+    *a dash: none*
+    """
+    shown = style.data
+    number = re.compile(r"^(?:[−\d<\[]|–$)")
+    cells = [[str(v).replace("|", "\\|") for v in row] for row in shown.itertuples(index=False)]
+    numeric = [all(number.match(row[i]) for row in cells) for i in range(shown.shape[1])]
+    align = ["---:" if n else "---" for n in numeric]
+    # a number and its interval ("0.39 [0.33, 0.47]", "< 0.001") stay on one line; text wraps between words
+    cells = [[c.replace(" ", "&nbsp;") if n else c for c, n in zip(row, numeric)] for row in cells]
+    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in shown.columns) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    caption = style.caption
+    return "\n".join(lines) + (f"\n\n*{caption}*" if caption else "")
+
+
+def _notes(table: pd.DataFrame) -> list[str]:
+    """The command's notes on a table's groups (its ``note`` and ``interval_warning`` columns), one per group."""
+    notes = []
+    for _, r in table.iterrows():
+        words = "; ".join(x for x in (r.get("note"), r.get("interval_warning")) if isinstance(x, str) and x)
+        if words:
+            notes.append(f"{r['group']}: {words}")
+    return notes
+
+
+def category_tables(table: pd.DataFrame, where: str) -> str:
+    """A category's table of ``allocbias ll144`` (``tables/<category>.csv``) as the page shows it: the rates and impact
+    ratios with their intervals and the four-fifths flag; then, for the compared groups, how far the flag can be
+    trusted and the bounds for the unknown applicants; the command's notes on each group below the first;
+    ``where`` names the files that hold the whole table."""
+    known = table[~table["unknown"].astype(bool)]
+    compared = known[~known["excluded"].astype(bool)]
+    rates = table[["group", "four_fifths", "applicants", "selected", "rate", "rate_low", "rate_high", "impact_ratio",
+                   "impact_ratio_low", "impact_ratio_high"]].rename(columns={"four_fifths": "below 0.8"})
+    # a group that is not compared is not flagged either: a dash, as for its ratio, not "no"
+    rates["below 0.8"] = [("yes" if flag else "no") if i in compared.index else None
+                          for i, flag in rates["below 0.8"].items()]
+    dash = "a dash: not compared (the unknown category, or a group excluded by the 2% rule)"
+    first = markdown_table(show_table(rates, caption="; ".join(_notes(table)), dash_note=dash))
+    trust = compared[["group", "false_flag_rate", "detectable_ratio", "p_value", "impact_ratio_worst_low",
+                      "impact_ratio_worst_high", "impact_ratio_prop_low", "impact_ratio_prop_high"]].rename(columns={
+        "false_flag_rate": "false-flag rate", "impact_ratio_worst_low": "unknowns joined, worst case low",
+        "impact_ratio_worst_high": "unknowns joined, worst case high", "impact_ratio_prop_low": "proportional low",
+        "impact_ratio_prop_high": "proportional high"})
+    second = markdown_table(show_table(trust, dash_note="a dash: the comparator, whose ratio is 1 by construction"))
+    return (f"{first}\n\nFor the compared groups, how far the flag can be trusted at these counts, and where the "
+            f"impact ratio could lie if the unknown applicants had joined the group:\n\n{second}\n\n{where}\n")
+
+
+#: The regression alternatives' columns (``tables/regression.csv``) in words.
+REGRESSION_WORDS = {"n": "applicants", "mean": "mean score", "ratio_of_means": "ratio of means",
+                    "di_median": "impact ratio at the median", "auc_di": "area under the impact-ratio curve",
+                    "p_fair": "probability of a fair threshold", "ks_statistic": "KS statistic",
+                    "ks_pvalue": "KS p-value"}
+
+
+def regression_tables(table: pd.DataFrame, category: str, where: str) -> str:
+    """The regression alternatives of ``allocbias ll144`` on a scoring tool (``tables/regression.csv``) for one
+    category, as the page shows them: two tables of a few columns each, estimates beside their intervals."""
+    part = table[table["category"] == category].drop(columns="category")
+    words = {**{f"{k}_low": f"{v} low" for k, v in REGRESSION_WORDS.items()},
+             **{f"{k}_high": f"{v} high" for k, v in REGRESSION_WORDS.items()}, **REGRESSION_WORDS}
+    part = part.rename(columns=words)
+    first = part[["group", "applicants", "mean score", *[f"{q}{s}" for q in ("ratio of means", "impact ratio at the median")
+                                                        for s in ("", " low", " high")]]]
+    second = part[["group", *[f"{q}{s}" for q in ("area under the impact-ratio curve", "probability of a fair threshold")
+                              for s in ("", " low", " high")],
+                   "KS statistic", "KS p-value"]]
+    return (f"{markdown_table(show_table(first))}\n\n{markdown_table(show_table(second))}\n\n{where}\n")
+
+
 def _run(command: str) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -72,6 +160,29 @@ def _run(command: str) -> str:
     if code != 0:
         raise RuntimeError(f"{command!r} exited with {code}")
     return out.getvalue().rstrip("\n")
+
+
+def published_table(both: pd.DataFrame) -> str:
+    """Our intersectional table of the published audit beside the published rates and ratios (``both``: our rows
+    merged with the report's ``result`` and ``impact_ratio``, suffixed ``_published``), as the page shows it. A
+    dash stands where a ratio is not given: the page says why, and refuses rows it cannot say it for."""
+    excluded = both["excluded"].astype(bool)
+    missing = both["impact_ratio_published"].isna() | both["impact_ratio"].isna() | excluded
+    if (missing & ~excluded).any() or (excluded & both["impact_ratio_published"].notna()).any():
+        raise ValueError("the published audit gives no ratio to a group we compare, or one to a group the 2% rule "
+                         f"excludes: {sorted(both.loc[missing != excluded, 'group'])}; the page's note would be wrong")
+    # ours to 3 decimals, the report's as it publishes them (2 decimals), so that a reader sees where they differ
+    ratio = [interval_text(e, lo, hi, 3) if not x else None for e, lo, hi, x in
+             zip(both["impact_ratio"], both["impact_ratio_low"], both["impact_ratio_high"], excluded)]
+    shown = pd.DataFrame({"group": both["group"], "applicants": both["applicants"], "selected": both["selected"],
+                          "rate, published": both["result"], "rate, ours": both["rate"],
+                          "impact ratio, published": both["impact_ratio_published"],
+                          "impact ratio, ours [95%]": ratio})
+    comparator = ", ".join(both.loc[both["comparator"].astype(bool), "group"])
+    return markdown_table(show_table(shown, 2, digits={"rate, ours": 3}, caption=f"the comparator (highest rate): "
+                                     f"{comparator}", dash_note=(
+        "a dash: not compared, a group below 2% of the applicants of known category (excluded by the 2% rule, in "
+        "the published report too)"))) + "\n"
 
 
 def render_blocks() -> dict[str, str]:
@@ -93,9 +204,15 @@ def render_blocks() -> dict[str, str]:
             exec(compile(PUBLISHED_SNIPPET, "<page snippet>", "exec"), {})
             blocks["published-stdout"] = "```text\n" + _run(COMMANDS["published"]) + "\n```\n"
             example = (work / "build/ll144-example/summary.md").read_text(encoding="utf-8")
-            blocks["example-race"] = _section(example, "Race/ethnicity") + "\n"
-            scores = (work / "build/ll144-scores/summary.md").read_text(encoding="utf-8")
-            blocks["scores-regression"] = _section(scores, "Beyond one cut: the scores' regression alternatives") + "\n"
+            heading = _section(example, "Race/ethnicity").split("\n\n")[0]  # the table's reading, above it
+            race = pd.read_csv(work / "build/ll144-example/tables/race_ethnicity.csv")
+            blocks["example-race"] = heading + "\n\n" + category_tables(race, (
+                "`build/ll144-example/summary.md` holds the whole table, every column side by side, and "
+                "`tables/race_ethnicity.csv` its numbers unrounded."))
+            regression = pd.read_csv(work / "build/ll144-scores/tables/regression.csv")
+            blocks["scores-regression"] = regression_tables(regression, "race/ethnicity", (
+                "`build/ll144-scores/tables/regression.csv` holds these columns for every category (sex, "
+                "race/ethnicity, intersectional), unrounded, and `summary.md` shows them as one table."))
             ours = pd.read_csv(work / "build/ll144-bloomberg/tables/intersectional.csv")
         finally:
             os.chdir(here)
@@ -103,16 +220,7 @@ def render_blocks() -> dict[str, str]:
     pub = audits[(audits["audit_id"] == PUBLISHED_AUDIT) & (audits["protected_char_group"] == "intersectional")]
     both = ours[~ours["unknown"]].merge(pub[["sex", "race_ethnicity", "result", "impact_ratio"]],
                                          on=["sex", "race_ethnicity"], suffixes=("", "_published"))
-    lines = ["| group | applicants | selected | rate (published) | rate (ours) | impact ratio (published) | "
-             "impact ratio (ours) | 95% interval (ours) | note |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for _, r in both.iterrows():
-        interval = f"[{r['impact_ratio_low']:.3f}, {r['impact_ratio_high']:.3f}]" if pd.notna(r["impact_ratio_low"]) else ""
-        pub_ir = "" if pd.isna(r["impact_ratio_published"]) else f"{r['impact_ratio_published']:.3f}"
-        note = "excluded (below 2%)" if r["excluded"] else ("comparator" if r["comparator"] else "")
-        ours_ir = "not compared" if r["excluded"] else f"{r['impact_ratio']:.3f}"
-        lines.append(f"| {r['group']} | {int(r['applicants']):,} | {int(r['selected']):,} | {r['result']:.3f} | "
-                     f"{r['rate']:.3f} | {pub_ir} | {ours_ir} | {interval} | {note} |")
-    blocks["published-compare"] = "\n".join(lines) + "\n"
+    blocks["published-compare"] = published_table(both)
     return blocks
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from allocbias.book import toc_notebooks
-from allocbias.book.reading import KNOWN_WIDE_PAGES, horizontal_overflow
+from allocbias.book.reading import horizontal_overflow
 from allocbias.plotting import min_display_scale
 
 
@@ -44,15 +44,9 @@ def main(argv: list[str] | None = None) -> int:
             wide += len(tables)
             wide_pages += 1
             cut += sum(t["headers_out_of_view"] for t in tables)
-            known = KNOWN_WIDE_PAGES.get(name)
-            line = (f"{name}: {len(tables)} tables wider than the text column"
-                    + (f" (known, not failed: {known})" if known else "") + ": "
-                    + "; ".join(f'"{t["first"]}" {t["width"]} px in {t["column"]} px, '
-                                f'{t["headers_out_of_view"]} headers out of view' for t in tables[:3]))
-            if known:
-                print(line)
-            else:
-                problems.append(line)
+            problems.append(f"{name}: {len(tables)} tables wider than the text column: "
+                            + "; ".join(f'"{t["first"]}" {t["width"]} px in {t["column"]} px, '
+                                        f'{t["headers_out_of_view"]} headers out of view' for t in tables[:3]))
         scales = [f["scale"] for f in found["figures"]]
         small = [f for f in found["figures"] if f["scale"] < args.min_scale]
         print(f"{name}: {len(scales)} figures, smallest scale "

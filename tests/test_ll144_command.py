@@ -8,6 +8,7 @@ kind of bad input (one line naming file, column and row; nothing written), and e
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -377,6 +378,51 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
     assert text.count("<!-- ll144-page:") == 8 and "verdict of compliance" in text
     assert "allocbias plan ll144 --rate 0.25 --group-ratio 1:4" in text and "applicants per group on" in text
     assert "Date of the bias audit: 2026-03-01" in text and "--data-source historical" in text
+
+
+def _page_script():
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    return page
+
+
+def test_every_table_of_the_book_page_is_a_few_columns_in_words():
+    """Issue 39: the page showed the command's summary table as written (15 columns, 1,086 px in a 688 px column
+    at 1280 px; headers such as ``ratio_of_means``). Every table of the page now has a few columns, headers and
+    values in words, at most three decimals and no "nan"; the smoke book's reading check lays it out."""
+    text = _page_script().PAGE.read_text(encoding="utf-8")
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            current.append([c.strip() for c in line.strip().strip("|").split(" | ")])
+        elif current:
+            tables.append(current)
+            current = []
+    assert len(tables) >= 8
+    for table in tables:
+        head, cells = table[0], [c for row in table[2:] for c in row]
+        assert len(head) <= 7, head
+        assert not [h for h in head if "_" in h.replace("`", "").split("`")[0] and not h.startswith("`")], head
+        assert not [c for c in cells if re.search(r"(?<![\w`-])nan(?![\w`])|\d\.\d{4}", c)], cells
+
+
+def test_the_published_comparison_refuses_a_dash_it_cannot_explain():
+    """The comparison table's note says a dash is a group the 2% rule excludes, in the published report too: a
+    group we compare without a published ratio would make the note wrong, and is refused."""
+    page = _page_script()
+    both = pd.DataFrame({"group": ["A", "B"], "applicants": [100, 90], "selected": [50, 30], "result": [0.5, 0.33],
+                         "rate": [0.5, 0.333], "impact_ratio_published": [1.0, float("nan")], "impact_ratio": [1.0, 0.667],
+                         "impact_ratio_low": [0.9, 0.5], "impact_ratio_high": [1.0, 0.8], "excluded": [False, False],
+                         "comparator": [True, False]})
+    with pytest.raises(ValueError, match=r"\['B'\]"):
+        page.published_table(both)
+    shown = page.published_table(both.assign(excluded=[False, True]))
+    assert "| B | 90 | 30 | 0.33 | 0.333 | – | – |" in shown and "comparator (highest rate): A" in shown
 
 
 def test_a_stale_page_is_caught():

@@ -307,3 +307,26 @@ def test_measured_table_is_the_findings_reliabilities(strong):
                                                                       nan_ok=True)
     # synthetic frames at other settings: compared with nothing shipped
     assert "shipped_reliability_max_diff" not in strong.values and "not compared" in strong.phrases["shipped_phrase"]
+
+
+def test_the_chapter_s_tables_join_the_evidence_and_give_sizes_as_whole_numbers(strong, none):
+    """Issue 39: the forecast table (nine columns, 702 px in a 688 px column) and the table of sizes (eleven, 739 px)
+    were wider than the page, with ``lo``/``hi`` headers and sizes to three decimals (the display hook dropped the
+    chapter's formatting). The forecast's evidence is now one cell, each reliability one cell with its range, and
+    the sizes whole numbers, the same the prose rounds to."""
+    from allocbias.plotting import show_table
+
+    shown = show_table(audit_size.forecast_view(strong), dash_note=audit_size.FORECAST_DASH)
+    assert list(shown.data.columns) == ["data set", "level", "per half", "statistic",
+                                        "held-out r [95%]; null 97.5%; ceiling", "minus the gap's own [95%]",
+                                        "disattenuated [95%]"]
+    itself = shown.data[shown.data["statistic"] == "the gap itself"]
+    assert len(itself) and (itself["minus the gap's own [95%]"] == "–").all()
+    assert audit_size.FORECAST_DASH in shown.to_html()
+    for table in (strong.needed, none.needed, strong.lippens_levels):
+        data = show_table(audit_size.reliability_view(table), dash_note=audit_size.RELIABILITY_DASH).data
+        assert "reliability [95%]" in data and not {"lo", "hi"} & set(data.columns)
+        for col in ("units for 0.5", "units for 0.8"):
+            assert data[col].str.fullmatch(r"[\d,]+|–").all(), data[col].tolist()
+        rounded = [f"{round(x):,}" if np.isfinite(x) else "–" for x in table["units for 0.8"]]
+        assert data["units for 0.8"].tolist() == rounded

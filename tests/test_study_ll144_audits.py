@@ -74,7 +74,7 @@ def test_table_view_shows_counts_as_integers_and_wraps_text():
     frame = pd.DataFrame({"group": ["F", "M"], "applicants": [529810.0, 10.0], "selected": [2.5, 1.0],
                           "rate": [1 / 3, 0.1], "note": ["a rather long note that should wrap", ""]})
     html = table_view(frame, wrap=["note"]).to_html()
-    assert ">529810<" in html and "529810.0" not in html  # whole-number counts as integers
+    assert ">529,810<" in html and "529810" not in html  # whole-number counts as integers, thousands separated
     assert ">2.500<" in html  # a shared seat keeps its fraction
     assert ">0.333<" in html
     assert "white-space: normal" in html and "row_heading" not in html
@@ -84,6 +84,31 @@ def test_table_view_shows_counts_as_integers_and_wraps_text():
     assert ">0.3333<" in html and ">2.50<" in html
     with pytest.raises(ValueError, match="digits"):
         table_view(frame, digits={"missing": 1})
+
+
+def test_table_view_is_the_book_s_table_with_the_chapter_s_words():
+    """Issue 39: the chapter's tables showed code (``four_fifths``, ``tables_any_ir_below``, ``audit_id``) and,
+    through the display hook, lost the digits a table asked for. table_view is show_table's table: headers and
+    values in words, a dash with its note, the digits it is given."""
+    frame = pd.DataFrame({"group": ["F", "M"], "four_fifths": [True, False], "impact_ratio": [0.7, float("nan")],
+                          "detectable ratio": [0.59721, 0.6]})
+    style = table_view(frame, digits={"detectable ratio": 4}, dash_note="a dash: not compared")
+    assert style.data.to_dict("list") == {"group": ["F", "M"], "below 0.8": ["yes", "no"], "impact ratio": ["0.700", "–"],
+                                          "detectable ratio": ["0.5972", "0.6000"]}
+    assert "a dash: not compared" in style.to_html() and getattr(style, "_allocbias_book", False)
+
+
+def test_the_chapter_s_views_say_their_quantities_and_audits_in_words(findings):
+    versus = ll144_audits.versus_view(findings)
+    assert not versus["quantity"].str.contains("_").any()
+    assert set(ll144_audits.HEADLINE_WORDS) >= set(findings.versus["quantity"])
+    sim = ll144_audits.sim_view(findings)
+    assert sim.columns[0] == "audit" and not sim["audit"].isin(findings.sim_table["audit_id"]).any()
+    assert sim["audit"].is_unique and sim.drop(columns="audit").equals(findings.sim_table.drop(columns="audit_id"))
+    small = ll144_audits.smallest_view(findings)
+    assert "category" not in small and len(small) == len(findings.smallest)
+    group, comparator = findings.smallest.iloc[0][["applicants", "comparator's applicants"]].astype(int)
+    assert small["applicants, group : comparator"].iloc[0] == f"{group:,} : {comparator:,}"
 
 
 def test_per_audit_bounds_by_hand():

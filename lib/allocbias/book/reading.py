@@ -25,7 +25,7 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["KNOWN_WIDE_PAGES", "PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "read_page", "reliability_word_problems",
+__all__ = ["PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "read_page", "reliability_word_problems",
            "visible_code_share", "word_problems"]
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -206,14 +206,6 @@ window.addEventListener('load', function () { setTimeout(function () {
 }, 2000); });
 </script>
 """
-
-
-#: Pages whose too-wide tables are counted and printed but do not fail the reading check, each with the reason; an
-#: entry is a debt with its owner named, to be removed when the page is narrowed.
-KNOWN_WIDE_PAGES: dict[str, str] = {
-    "book/ll144_command": "shows `allocbias ll144`'s summary tables as the command writes them (15 columns); "
-                          "narrowing them is a change to the command's summary (scripts/build_ll144_command_page.py)",
-}
 
 
 def chromium() -> str | None:

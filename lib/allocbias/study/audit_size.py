@@ -41,7 +41,9 @@ from .findings import Findings
 
 __all__ = [
     "AuditSizeFindings",
+    "FORECAST_DASH",
     "MEASURED_UNITS",
+    "RELIABILITY_DASH",
     "audit_designs",
     "audit_phrase",
     "audit_size_findings",
@@ -57,6 +59,7 @@ __all__ = [
     "ll144_size_view",
     "measured_reliability_table",
     "reliability_guidance",
+    "reliability_view",
     "reliability_word",
     "shipped_phrase",
     "size_phrase",
@@ -236,36 +239,68 @@ def comparison_phrase(n_better: int, n_worse: int, n: int) -> str:
 
 def forecast_view(findings: AuditSizeFindings, *, k: int = 1, size: int | None = None) -> pd.DataFrame:
     """The forecast test at quota ``k`` and one size (default the largest) as the chapter shows it: one row per
-    (data set, level, statistic), each estimate beside its interval in one cell.
+    (data set, level, statistic), the numbers in the columns :func:`allocbias.plotting.show_table` joins into
+    readable cells.
 
-    Columns: ``data set, level, statistic, held-out r [95% CI]`` (bootstrap of the systems), ``null [95% range]``
-    (the held-out r's permutation null), ``ceiling`` (√ reliability of the gap tested against), ``minus the gap's
-    own [95% CI]`` and ``disattenuated [95% CI]``.
+    Columns: ``data set, level, per half, statistic``; ``heldout_r, ci_lo, ci_hi`` (the held-out r and its bootstrap
+    interval over the systems), ``null_hi`` (97.5th percentile of its permutation null) and ``ceiling`` (√
+    reliability of the gap tested against), which ``show_table`` shows as one cell, "0.05 [−0.08, 0.16]; null 0.04;
+    ceiling 0.18"; ``minus the gap's own`` and ``disattenuated``, each with its interval (`` lo``, `` hi``).
+    :data:`FORECAST_DASH` says why a cell is a dash.
+
+    >>> from allocbias.plotting import show_table
+    >>> fc = pd.DataFrame({"data set": ["Lippens"], "level": ["job type"], "k": [1], "size": [15],
+    ...     "statistic": ["rabbi"], "heldout_r": [0.05], "ci_lo": [-0.08], "ci_hi": [0.16], "null_mean": [0.0],
+    ...     "null_lo": [-0.1], "null_hi": [0.04], "ceiling": [0.18], "vs_gap": [0.01], "vs_gap_lo": [-0.09],
+    ...     "vs_gap_hi": [0.1], "disattenuated": [0.86], "dis_lo": [-2.1], "dis_hi": [8.3]})
+    >>> from types import SimpleNamespace
+    >>> show_table(forecast_view(SimpleNamespace(forecast=fc))).data.iloc[0].tolist()
+    ['Lippens', 'job type', '15', 'RABBI', '0.05 [−0.08, 0.16]; null 0.04; ceiling 0.18', '0.01 [−0.09, 0.10]', '0.86 [−2.10, 8.30]']
     """
     fc = findings.forecast
-    require_columns(fc, ["data set", "level", "k", "size", "statistic", "heldout_r", "ci_lo", "ci_hi", "null_mean",
-                         "null_lo", "null_hi", "ceiling", "vs_gap", "vs_gap_lo", "vs_gap_hi", "disattenuated",
-                         "dis_lo", "dis_hi"], "findings.forecast")
+    require_columns(fc, ["data set", "level", "k", "size", "statistic", "heldout_r", "ci_lo", "ci_hi", "null_hi",
+                         "ceiling", "vs_gap", "vs_gap_lo", "vs_gap_hi", "disattenuated", "dis_lo", "dis_hi"],
+                    "findings.forecast")
     part = fc[fc["k"] == k]
     lip = part["data set"] == "Lippens"
     top = int(part.loc[lip, "size"].max()) if size is None else int(size)
     largest = part.groupby("data set")["size"].transform("max")
     part = part[(lip & (part["size"] == top)) | (~lip & (part["size"] == largest))]
+    words = {"vs_gap": "minus the gap's own", "vs_gap_lo": "minus the gap's own lo",
+             "vs_gap_hi": "minus the gap's own hi", "dis_lo": "disattenuated lo", "dis_hi": "disattenuated hi"}
+    out = part[["data set", "level", "size", "statistic", "heldout_r", "ci_lo", "ci_hi", "null_hi", "ceiling",
+                "vs_gap", "vs_gap_lo", "vs_gap_hi", "disattenuated", "dis_lo", "dis_hi"]].rename(
+        columns={"size": "per half", **words})
+    itself = (out["statistic"] == "gap").to_numpy()  # the gap against itself: no difference to show
+    out.loc[itself, ["minus the gap's own", "minus the gap's own lo", "minus the gap's own hi"]] = np.nan
+    return out.assign(**{"per half": out["per half"].astype(int),
+                         "statistic": out["statistic"].map(STATISTIC_NAMES)}).reset_index(drop=True)
 
-    def cell(mid: str, lo: str, hi: str) -> list[str]:
-        return [f"{_fmt(a)} [{_fmt(b)}, {_fmt(c)}]" if np.isfinite([a, b, c]).all() else ""
-                for a, b, c in zip(part[mid], part[lo], part[hi])]
 
-    return pd.DataFrame({
-        "data set": part["data set"].to_numpy(), "level": part["level"].to_numpy(),
-        "per half": part["size"].astype(int).to_numpy(),
-        "statistic": part["statistic"].map(STATISTIC_NAMES).to_numpy(),
-        "held-out r [95% CI]": cell("heldout_r", "ci_lo", "ci_hi"),
-        "null [95% range]": cell("null_mean", "null_lo", "null_hi"),
-        "ceiling": [_fmt(x) for x in part["ceiling"]],
-        "minus the gap's own [95% CI]": cell("vs_gap", "vs_gap_lo", "vs_gap_hi"),
-        "disattenuated [95% CI]": cell("disattenuated", "dis_lo", "dis_hi"),
-    })
+#: Why a cell of the forecast table is a dash.
+FORECAST_DASH = ("a dash: the gap itself is not compared with its own r, and a disattenuated r needs both "
+                 "reliabilities positive")
+#: Why a size or one unit's reliability is a dash in the chapter's tables of measured reliabilities.
+RELIABILITY_DASH = "a dash: the measured reliability is not positive, so Spearman–Brown gives no size"
+
+
+def reliability_view(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of measured reliabilities (the findings' ``lippens_levels`` or ``needed``) as the chapter shows it:
+    each reliability beside its 95% range over the splits (``reliability lo``/``hi``, which
+    :func:`allocbias.plotting.show_table` joins into one cell) and the units Spearman--Brown needs as whole numbers,
+    rounded as the text's "about N" rounds them.
+
+    >>> t = pd.DataFrame({"data set": ["re-cinq"], "reliability": [0.118], "lo": [0.079], "hi": [0.179],
+    ...                   "units for 0.5": [14.905], "units for 0.8": [59.62]})
+    >>> from allocbias.plotting import show_table
+    >>> show_table(reliability_view(t)).data.to_dict("records")
+    [{'data set': 're-cinq', 'reliability [95%]': '0.12 [0.08, 0.18]', 'units for 0.5': '15', 'units for 0.8': '60'}]
+    """
+    require_columns(table, ["reliability", "lo", "hi", "units for 0.5", "units for 0.8"], "table")
+    out = table.rename(columns={"lo": "reliability lo", "hi": "reliability hi"})
+    for c in ("units for 0.5", "units for 0.8"):
+        out[c] = out[c].round()
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------

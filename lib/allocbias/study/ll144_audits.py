@@ -34,11 +34,13 @@ from ..scoring import catalog
 from .. import checks
 from ..audited import data, datasets
 from ..measures import ll144, selection
-from ..plotting import label_axes, table_frame
+from ..plotting import label_axes, number_text, show_table
 from .findings import Findings
 
 __all__ = [
+    "COLUMN_WORDS",
     "COUNTS",
+    "HEADLINE_WORDS",
     "LL144AuditsFindings",
     "audit_label",
     "audit_sizes",
@@ -53,9 +55,12 @@ __all__ = [
     "read_paper",
     "power_of_ten",
     "share_words",
+    "sim_view",
     "smallest_groups",
+    "smallest_view",
     "spread_phrase",
     "tie_phrase",
+    "versus_view",
     "table_view",
 ]
 
@@ -134,32 +139,81 @@ def _integral(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: The chapter's code-named columns in words (:func:`table_view`).
+COLUMN_WORDS: dict[str, str] = {"four_fifths": "below 0.8", "impact_ratio": "impact ratio", "audit_id": "audit"}
+#: The paper's headline quantities (``ll144.published_audit_headlines``) in words.
+HEADLINE_WORDS: dict[str, str] = {
+    "audits_any_ir_below": "audits with an impact ratio below 0.8",
+    "tables_any_ir_below": "tables with an impact ratio below 0.8",
+    "audits_any_ir_above_1": "audits with an impact ratio above 1",
+    "audits_first_use_unknown": "audits whose date of first use is unknown",
+    "audits_position_unknown": "audits whose position is unknown",
+    "audits_missing_demographics": "audits with an unknown-category row that count applicants there",
+}
+
+
 def table_view(frame: pd.DataFrame, *, precision: int = 3, digits: Mapping[str, int] | None = None,
-               wrap: Sequence[str] = (), uuid: str | None = None) -> Any:
-    """A table as the chapter shows it (:func:`allocbias.plotting.table_frame`: no index, flag columns first,
-    booleans as yes/no, whole-number counts as integers), other numbers to ``precision``
-    digits (``digits``: another number of digits for the columns it names), and the text columns in ``wrap``
-    wrapped within the page's column (at most 22 characters wide).
+               wrap: Sequence[str] = (), uuid: str | None = None, first: Sequence[str] = (),
+               caption: str | None = None, dash_note: str | None = None) -> Any:
+    """A table as the chapter shows it: :func:`allocbias.plotting.show_table` (no index, flag columns first,
+    booleans as yes/no, whole numbers as integers with thousands separators, other numbers to ``precision``
+    decimals, or ``digits`` for the columns it names, intervals joined, a dash with ``dash_note`` for a value that
+    does not exist) with the chapter's code-named columns in words (:data:`COLUMN_WORDS`); the text columns in
+    ``wrap`` wrap within their cell.
 
     >>> html = table_view(pd.DataFrame({"n": [529810.0], "note": ["a long note"]}), wrap=["note"], uuid="t").to_html()
-    >>> ">529810<" in html and "white-space: normal" in html
+    >>> ">529,810<" in html and "white-space: normal" in html
     True
     """
     digits = dict(digits or {})
-    for what, names in (("wrap", list(wrap)), ("digits", list(digits))):
+    for what, names in (("wrap", list(wrap)), ("digits", list(digits)), ("first", list(first))):
         missing = [c for c in names if c not in frame.columns]
         if missing:
             raise ValueError(f"{what} names columns {missing} that the table does not have")
-    # the book's table rules (plotting.table_frame): flags first, booleans as yes/no, whole numbers as integers
-    shown, _ = table_frame(_integral(frame))
-    style = shown.style.format(precision=precision, na_rep="").hide(axis="index")
-    for col, d in digits.items():
-        style = style.format(subset=[col], precision=d, na_rep="")
-    if wrap:
-        # long identifiers without spaces break anywhere rather than run over the next column's numbers
-        style = style.set_properties(subset=list(wrap), **{"white-space": "normal", "min-width": "12em",
-                                                            "max-width": "22em", "overflow-wrap": "anywhere"})
+    style = show_table(_integral(frame), precision, digits=digits, wrap=wrap, first=first, caption=caption,
+                       dash_note=dash_note, labels={c: w for c, w in COLUMN_WORDS.items() if c in frame.columns})
     return style if uuid is None else style.set_uuid(uuid)
+
+
+def versus_view(findings: LL144AuditsFindings) -> pd.DataFrame:
+    """The paper's headline shares beside ours (``findings.versus``), each quantity in words
+    (:data:`HEADLINE_WORDS`)."""
+    versus = findings.versus
+    checks.require_columns(versus, ["quantity"], "findings.versus")
+    return versus.assign(quantity=versus["quantity"].map(lambda q: HEADLINE_WORDS.get(q, q)))
+
+
+def sim_view(findings: LL144AuditsFindings) -> pd.DataFrame:
+    """The simulated scoring tables' AUC_DI and P_fair by spread (``findings.sim_table``), each audit named as the
+    prose names it (:func:`audit_label`: deploying entity, tool, year), by its id where two audits share a label."""
+    table = findings.sim_table
+    checks.require_columns(table, ["audit_id"], "findings.sim_table")
+    rows = findings.audits.drop_duplicates("audit_id").set_index("audit_id")
+    labels = {a: audit_label(rows.loc[[a]]) if a in rows.index else a for a in table["audit_id"]}
+    if len(set(labels.values())) < len(labels):  # two audits with one label: their ids tell them apart
+        labels = {a: a for a in labels}
+    return table.assign(audit_id=table["audit_id"].map(labels)).rename(columns={"audit_id": "audit"})
+
+
+def smallest_view(findings: LL144AuditsFindings) -> pd.DataFrame:
+    """The audits' smallest compared groups (``findings.smallest``) in the columns that fit the page: a group's and
+    its comparator's applicants in one cell ("3 : 14", as the planning tables write group : comparator), and no
+    category column (a group's name says it: "Asian" is a race/ethnicity, "Female Asian" intersectional).
+
+    >>> from types import SimpleNamespace
+    >>> t = pd.DataFrame({"audit": ["A, t, 2023"], "category": ["race/ethnicity"], "group": ["Asian"],
+    ...                   "applicants": [3], "comparator's applicants": [1400], "comparator's rate": [0.93],
+    ...                   "impact ratio": [0.72], "false-flag rate": [0.183], "detectable ratio": [0.5972]})
+    >>> v = smallest_view(SimpleNamespace(smallest=t))
+    >>> list(v.columns[:3]), v.iloc[0, 2]
+    (['audit', 'group', 'applicants, group : comparator'], '3 : 1,400')
+    """
+    t = findings.smallest
+    checks.require_columns(t, ["applicants", "comparator's applicants"], "findings.smallest")
+    both = [f"{number_text(a)} : {number_text(c)}" for a, c in zip(t["applicants"], t["comparator's applicants"])]
+    out = t.drop(columns=["applicants", "comparator's applicants", "category"], errors="ignore")
+    out.insert(list(out.columns).index("group") + 1 if "group" in out else 0, "applicants, group : comparator", both)
+    return out
 
 
 def per_audit_bounds(bounds: pd.DataFrame, bound: float) -> pd.DataFrame:
