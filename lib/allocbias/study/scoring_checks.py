@@ -63,6 +63,7 @@ __all__ = [
     "pairwise_rule_table",
     "pairwise_summary",
     "pairwise_takeaway",
+    "provenance_view",
     "scoring_checks_findings",
     "separation_verdict",
     "spread_statement",
@@ -84,9 +85,40 @@ _STAT_KEYS: tuple[tuple[str, str], ...] = (
 #: The columns of the scores table the chapter shows (the table has more: model parts, name parts, prompt id).
 SCORE_COLUMNS: tuple[str, ...] = ("system", "job", "resume_id", "quality", "group", "full_name", "score",
                                   "label_mass", "p_Yes", "p_No")
-#: The provenance columns the chapter shows.
-PROVENANCE_COLUMNS: tuple[str, ...] = ("table", "kind", "system", "rows", "prompt_hash", "elapsed_s", "created_utc",
-                                       "cpu", "gpu")
+#: The provenance columns the chapter shows (:func:`provenance_view` derives them from the store's provenance table).
+PROVENANCE_COLUMNS: tuple[str, ...] = ("kind", "system", "rows", "prompt hash", "folder hash", "scoring s", "created",
+                                       "hardware")
+
+
+def provenance_view(provenance: pd.DataFrame) -> pd.DataFrame:
+    """The store's provenance table (:func:`allocbias.scoring.catalog.provenance_table`) as the chapter shows it,
+    in :data:`PROVENANCE_COLUMNS`: the folder's name as the hash it ends with (its other parts are the kind and the
+    system, shown beside it), the scoring time in whole seconds, the day the table was created, and the hardware
+    (the GPU where one scored the table, else the CPU). The whole table is offered as a download beside it.
+
+    >>> prov = pd.DataFrame({"table": ["resume_pointwise-smollm2_fp32-0123456789abcdef"], "kind": ["resume_pointwise"],
+    ...                      "system": ["smollm2-fp32-paper"], "rows": [3840], "prompt_hash": ["5d8167223256"],
+    ...                      "elapsed_s": [3779.7], "created_utc": ["2026-11-24T14:00:04+00:00"], "cpu": ["AMD EPYC"],
+    ...                      "gpu": [""]})
+    >>> [str(v) for v in provenance_view(prov).iloc[0]]
+    ['resume pointwise', 'smollm2-fp32-paper', '3840', '5d8167223256', '0123456789abcdef', '3780', '2026-11-24', 'AMD EPYC']
+    """
+    missing = [c for c in ("table", "kind", "system", "rows", "prompt_hash", "elapsed_s", "created_utc", "cpu", "gpu")
+               if c not in provenance.columns]
+    if missing:
+        raise ValueError(f"the provenance table lacks the column(s) {missing}")
+    gpu = provenance["gpu"].fillna("").astype(str)
+    view = pd.DataFrame({
+        "kind": provenance["kind"].astype(str).str.replace("_", " "),
+        "system": provenance["system"].astype(str),
+        "rows": provenance["rows"].astype("int64"),
+        "prompt hash": provenance["prompt_hash"].astype(str),
+        "folder hash": provenance["table"].astype(str).str.rsplit("-", n=1).str[-1],
+        "scoring s": provenance["elapsed_s"].astype(float).round().astype("int64"),
+        "created": provenance["created_utc"].astype(str).str[:10],
+        "hardware": gpu.where(gpu != "", provenance["cpu"].astype(str)),
+    })
+    return view[list(PROVENANCE_COLUMNS)].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
