@@ -9,7 +9,8 @@ not need. These functions measure a page of the built HTML book (jupyter-book 1.
 - :func:`findings_first`: whether the page opens with the findings admonition before its first section.
 - :func:`horizontal_overflow`: runs headless Chromium on a copy of the page with a measuring script injected, and
   returns the elements whose right edge passes the article column (and is not inside a box that scrolls), and
-  every table wider than the text column (a table that scrolls sideways hides its right-hand columns).
+  every table wider than the text column (a table that scrolls sideways hides its right-hand columns);
+  :func:`horizontal_overflows` measures many pages at once, each in a frame of the window's size in one Chromium.
 
 Only the standard library is used to read HTML, so the measures run wherever the book builds. The module is
 part of :mod:`allocbias.book` (it was in the study): it reads pages, not findings.
