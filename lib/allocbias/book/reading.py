@@ -9,7 +9,8 @@ not need. These functions measure a page of the built HTML book (jupyter-book 1.
 - :func:`findings_first`: whether the page opens with the findings admonition before its first section.
 - :func:`horizontal_overflow`: runs headless Chromium on a copy of the page with a measuring script injected, and
   returns the elements whose right edge passes the article column (and is not inside a box that scrolls), and
-  every table wider than the text column (a table that scrolls sideways hides its right-hand columns).
+  every table wider than the text column (a table that scrolls sideways hides its right-hand columns);
+  :func:`horizontal_overflows` measures many pages at once, each in a frame of the window's size in one Chromium.
 
 Only the standard library is used to read HTML, so the measures run wherever the book builds. The module is
 part of :mod:`allocbias.book` (it was in the study): it reads pages, not findings.
@@ -22,10 +23,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "read_page", "reliability_word_problems",
+__all__ = ["PageReading", "findings_first", "glued_sentences", "horizontal_overflow", "horizontal_overflows", "read_page", "reliability_word_problems",
            "visible_code_share", "word_problems"]
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -217,6 +219,120 @@ def chromium() -> str | None:
     return None
 
 
+# Several pages laid out in one Chromium: each page in an iframe exactly the window's size, all at the window's top
+# left corner (so none is off screen, where Chromium would throttle it), polled until each has its measurement.
+_FRAMES = """<!DOCTYPE html>
+<html><head><style>html, body {margin: 0; padding: 0; overflow: hidden}
+iframe {position: absolute; top: 0; left: 0; border: 0; width: %(width)dpx; height: %(height)dpx}</style></head>
+<body>%(frames)s<script>
+var frames = document.querySelectorAll('iframe');
+var timer = setInterval(function () {
+  var out = [];
+  for (var i = 0; i < frames.length; i++) {
+    var doc = null;
+    try { doc = frames[i].contentDocument; } catch (e) { doc = null; }
+    var got = doc && doc.body && doc.body.getAttribute('data-overflow');
+    out.push(got ? JSON.parse(got) : null);
+  }
+  document.body.setAttribute('data-overflows', JSON.stringify(out));
+  if (out.indexOf(null) < 0) clearInterval(timer);
+}, 100);
+</script></body></html>
+"""
+
+
+def _chromium_dom(browser: str, url: str, width: int, height: int, budget_ms: int, timeout: float,
+                  extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run headless Chromium on ``url`` at ``width`` x ``height`` and return its ``--dump-dom`` run."""
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *extra,
+             f"--user-data-dir={profile}", f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}",
+             "--dump-dom", url],
+            capture_output=True, text=True, timeout=timeout)
+
+
+def _attribute(dom: str, name: str) -> object | None:
+    import html as _html
+
+    found = re.search(rf'{name}="([^"]*)"', dom)
+    return json.loads(_html.unescape(found.group(1))) if found else None
+
+
+def horizontal_overflows(pages: list[str | Path], width: int = 1280, height: int = 900, *, browser: str | None = None,
+                         timeout: float = 120, framed: bool = True, processes: int = 2) -> dict[Path, dict]:
+    """Lay each of ``pages`` (built HTML files) out in headless Chromium at ``width`` px; what passes the column.
+
+    Returns, for each page (as a :class:`~pathlib.Path`, in the order given), the measurement that
+    :func:`horizontal_overflow` describes. Each page is copied next to itself (so its relative CSS, JS and images
+    load) with a measuring script injected. With ``framed`` (the default) each page is laid out in its own iframe
+    of ``width`` x ``height`` px, the size of the window a page has alone (checked: a page laid out at another
+    width is refused), and the pages are shared out among ``processes`` Chromiums that run at once (one Chromium
+    lays all its frames out on one thread). ``framed=False`` launches one Chromium per page, one after the other,
+    each page alone in the window: the same measurements, several times slower on a whole book. ``timeout`` is
+    the seconds allowed per page. Raises ``RuntimeError`` naming a page when Chromium is missing or returns no
+    measurement for it, ``ValueError`` naming a file that is not an HTML page.
+    """
+    pages = [Path(page) for page in pages]
+    if not pages:
+        return {}
+    browser = browser or chromium()
+    if browser is None:
+        raise RuntimeError("no Chromium on PATH (apt-get install chromium) to lay out " + ", ".join(map(str, pages)))
+    probes: list[Path] = []
+    try:
+        for page in pages:
+            html = page.read_text(encoding="utf-8")
+            if "</body>" not in html:
+                raise ValueError(f"{page}: no </body>; not an HTML page")
+            with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, prefix=".measure-", delete=False,
+                                             encoding="utf-8") as probe:
+                probe.write(html.replace("</body>", _MEASURE + "</body>", 1))
+            probes.append(Path(probe.name).resolve())
+        if not framed:
+            out = {}
+            for page, probe in zip(pages, probes):
+                run = _chromium_dom(browser, probe.as_uri(), width, height, 8000, timeout)
+                found = _attribute(run.stdout, "data-overflow")
+                if found is None:
+                    raise RuntimeError(f"{page}: Chromium returned no measurement (exit {run.returncode}): "
+                                       f"{run.stderr[-300:]}")
+                out[page] = found
+            return out
+        shares = [list(range(i, len(pages), max(1, processes))) for i in range(min(len(pages), max(1, processes)))]
+        with ThreadPoolExecutor(len(shares)) as pool:
+            measured = pool.map(lambda share: _framed([pages[i] for i in share], [probes[i] for i in share], browser,
+                                                      width, height, timeout), shares)
+            found = {page: result for part in measured for page, result in part.items()}
+        return {page: found[page] for page in pages}
+    finally:
+        for probe in probes:
+            probe.unlink(missing_ok=True)
+
+
+def _framed(pages: list[Path], probes: list[Path], browser: str, width: int, height: int,
+            timeout: float) -> dict[Path, dict]:
+    """Every probe in its own iframe of one Chromium (file:// frames are scriptable with
+    ``--allow-file-access-from-files``); the measurements, checked to come from a page laid out ``width`` px wide."""
+    import html as _html
+
+    frames = "".join(f'<iframe src="{_html.escape(probe.as_uri())}"></iframe>' for probe in probes)
+    with tempfile.TemporaryDirectory() as folder:
+        harness = Path(folder) / "frames.html"
+        harness.write_text(_FRAMES % {"width": width, "height": height, "frames": frames}, encoding="utf-8")
+        run = _chromium_dom(browser, harness.as_uri(), width, height, 8000 + 2000 * len(pages), timeout * len(pages),
+                            extra=("--allow-file-access-from-files",))
+    results = _attribute(run.stdout, "data-overflows") or [None] * len(pages)
+    out = {}
+    for page, result in zip(pages, results):
+        if result is None:
+            raise RuntimeError(f"{page}: Chromium returned no measurement (exit {run.returncode}): {run.stderr[-300:]}")
+        if result["viewport"] != width:
+            raise RuntimeError(f"{page}: laid out {result['viewport']} px wide in its frame, not {width} px")
+        out[page] = result
+    return out
+
+
 def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, *, browser: str | None = None,
                         timeout: float = 120) -> dict:
     """Lay ``page`` (a built HTML file) out in headless Chromium at ``width`` px and return what passes the column.
@@ -229,34 +345,11 @@ def horizontal_overflow(page: str | Path, width: int = 1280, height: int = 900, 
     to see them), ``wide_tables`` (every table wider than the article's text column, scrolling or not: its
     ``width``, the ``column`` width it has, ``headers_out_of_view``, ``first`` (its caption or first header) and
     ``cut``, the first headers out of view), ``first_admonition_bottom`` (where the page's first admonition ends, in
-    px from the top of the page; ``None`` without one) and ``figures`` (each output image's ``src`` and ``scale``, displayed over drawn width). Raises ``RuntimeError`` naming the page when
-    Chromium is missing or returns no measurement.
+    px from the top of the page; ``None`` without one) and ``figures`` (each output image's ``src`` and ``scale``,
+    displayed over drawn width). Raises ``RuntimeError`` naming the page when Chromium is missing or returns no
+    measurement. To measure many pages, :func:`horizontal_overflows` lays them all out in one Chromium.
     """
-    page = Path(page)
-    browser = browser or chromium()
-    if browser is None:
-        raise RuntimeError("no Chromium on PATH (apt-get install chromium) to lay out " + str(page))
-    html = page.read_text(encoding="utf-8")
-    if "</body>" not in html:
-        raise ValueError(f"{page}: no </body>; not an HTML page")
-    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, prefix=".measure-", delete=False,
-                                     encoding="utf-8") as probe:
-        probe.write(html.replace("</body>", _MEASURE + "</body>", 1))
-    try:
-        with tempfile.TemporaryDirectory() as profile:
-            run = subprocess.run(
-                [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", f"--window-size={width},{height}", "--virtual-time-budget=8000",
-                 "--dump-dom", Path(probe.name).resolve().as_uri()],
-                capture_output=True, text=True, timeout=timeout)
-    finally:
-        Path(probe.name).unlink(missing_ok=True)
-    found = re.search(r'data-overflow="([^"]*)"', run.stdout)
-    if not found:
-        raise RuntimeError(f"{page}: Chromium returned no measurement (exit {run.returncode}): {run.stderr[-300:]}")
-    import html as _html
-
-    return json.loads(_html.unescape(found.group(1)))
+    return horizontal_overflows([page], width, height, browser=browser, timeout=timeout)[Path(page)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
