@@ -204,7 +204,7 @@ def test_pairwise_statistics_follow_the_stored_answers(glued, params):
     tables = catalog.provenance_table(root).query("table in @names")
     distinct = answers.groupby("system")["prompt_id"].nunique()  # a pair drawn into two pools is asked once
     assert glued["n_pairwise_unread"] == tables["rows"].sum() - distinct.sum() >= 0
-    assert f"{distinct.iloc[0]} distinct prompts per system" in glued["pairwise_status"]
+    assert f"{distinct.iloc[0]:,} distinct prompts per system" in glued["pairwise_status"]
     for gpu in set(tables["gpu"]) - {""}:  # the hardware the provenance records is named
         assert gpu in glued["pairwise_status"]
 

@@ -477,15 +477,19 @@ _WORD_PROBLEMS = (
      "one of a plural noun"),
     (re.compile(r"(?<![\w-])nan(?![\w-])"), '"nan" for a value that does not exist'),
     (re.compile(r"(?<![\w.])[−-]0\.0+(?!\d*[1-9])\b"), 'a negative zero ("-0.00")'),
+    # a whole number of four digits or more written without thousands separators ("1615 of the 2977"); a year
+    # (1900-2099), a standard's number ("ISO 8601") and a port ("localhost:8000") are not counts
+    (re.compile(r"(?<![\w.,:/#−-])(?<!ISO )(?!(?:19|20)\d\d(?!\d))\d{4,}(?![\w,]|\.\d)"),
+     "a whole number without thousands separators"),
 )
 
 
 def word_problems(sentences: list[dict]) -> list[str]:
     """Sentences (of :func:`glued_sentences`, math left out) with the words issue 39 forbids: a plural written
-    "(s)", "1 points", "nan", "-0.00".
+    "(s)", "1 points", "nan", "-0.00", a whole number of four digits or more without thousands separators.
 
     >>> word_problems([{"text": "It read 6 system(s) with $f(s)$."}, {"text": "1 points, r = nan and -0.00."},
-    ...                {"text": "1 point, r = 0.00 and f(s)."}])
+    ...                {"text": "1 point, r = 0.00 and f(s)."}, {"text": "In 2023, 1,615 of 2,977 at 0.12345 (ISO 8601)."}])
     ['a plural written "(s)": It read 6 system(s) with .', 'one of a plural noun: 1 points, r = nan and -0.00.', '"nan" for a value that does not exist: 1 points, r = nan and -0.00.', 'a negative zero ("-0.00"): 1 points, r = nan and -0.00.']
     """
     problems = []

@@ -84,8 +84,13 @@ def agreement_list(overall: pd.DataFrame) -> str:
 
     >>> agreement_list(pd.DataFrame({"system": ["a"], "spearman": [0.123], "qwk": [0.05]}))
     'a: ρ = 0.12, QWK = 0.05'
+    >>> agreement_list(pd.DataFrame({"system": ["b"], "spearman": [-0.13], "qwk": [-0.004]}))  # never "-0.00"
+    'b: ρ = -0.13, QWK = 0.00'
     """
-    return "; ".join(f"{r['system']}: ρ = {r['spearman']:.2f}, QWK = {r['qwk']:.2f}" for _, r in overall.iterrows())
+    def two(x: float) -> str:
+        return f"{round(float(x), 2) + 0.0:.2f}"  # + 0.0 turns a rounded -0.0 into 0.0
+
+    return "; ".join(f"{r['system']}: ρ = {two(r['spearman'])}, QWK = {two(r['qwk'])}" for _, r in overall.iterrows())
 
 
 # --------------------------------------------------------------------------------------------------------------

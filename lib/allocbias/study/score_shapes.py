@@ -442,9 +442,9 @@ def _pairwise(values: dict[str, Any], combined: pd.DataFrame, paper: pd.DataFram
     unread = int(prov["rows"].sum()) - distinct * len(systems)  # stored prompts these pools do not ask
     values["pairwise_status"] = (
         f"This run reads the stored pairwise answers of {count_text(len(systems), 'system')}, {len(answers):,} in all "
-        f"({len(answers) // len(systems)} per system: {count_text(rounds, 'pool')} per job of {len(groups) or len(data.GROUPS)} "
+        f"({len(answers) // len(systems):,} per system: {count_text(rounds, 'pool')} per job of {len(groups) or len(data.GROUPS)} "
         f"candidates, {count_text(len(jobs), 'job')}, every pair in both orders; a pair drawn into two pools is asked once, so "
-        f"they come from {distinct} distinct prompts per system), scored (as their provenance records) on "
+        f"they come from {distinct:,} distinct prompts per system), scored (as their provenance records) on "
         f"{' and '.join(hardware)}; the tables hold {count_text(unread, 'more row')} that these pools do not ask. The table "
         "below puts them under the paper's rows. " + "; ".join(
             f"{s}: {r.regular:.1f} % regular, {r.tie:.1f} % tie, {r.undetected:.1f} % undetected, {r.flipped:.1f} % "

@@ -177,10 +177,10 @@ def pairwise_summary(stats: pd.DataFrame | None, *, n_answers: int = 0, rounds: 
         return ("This run collects no pairwise answers (the parameter pairwise_systems is empty); set pairwise_systems "
                 "and pairwise_rounds to read them (the committed tables hold smollm2-fp32-paper and gemma3-fp32-paper "
                 "at 30 pools per job of all eight groups) or to score them.")
-    return (f"This run has {n_answers} answers, {int(stats['n_prompts'].iloc[0])} per system "
-            f"({int(stats['n_pairs'].iloc[0])} pairs from {count_text(rounds, 'pool')} per job of "
+    return (f"This run has {int(n_answers):,} answers, {int(stats['n_prompts'].iloc[0]):,} per system "
+            f"({int(stats['n_pairs'].iloc[0]):,} pairs from {count_text(rounds, 'pool')} per job of "
             f"{pool_size} candidates, {count_text(n_jobs, 'job')}, in both orders; a "
-            f"pair drawn into two pools is asked once, so they come from {distinct} distinct prompts per system). "
+            f"pair drawn into two pools is asked once, so they come from {int(distinct):,} distinct prompts per system). "
             + " ".join(
                 f"{s}: {r['regular']:.1f} % of its answers named a candidate, {r['tie']:.1f} % declared a tie and "
                 f"{r['undetected']:.1f} % named nobody ({r['empty answers']:.1f} % of all its answers were empty); "
