@@ -865,11 +865,22 @@ def audit_size_table(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: 
                          "(--names-per-group 2 or more)")
     half = names // 2
     rows = []
+    # Every k reads the same splits (seeded) and the same pools (drawn once for all k): each half's gaps are
+    # simulated once for all k and kept by the half's rows, not once per k
+    scores = scores.reset_index(drop=True)
+    halves: dict[bytes, pd.DataFrame] = {}
+
+    def half_points(part: pd.DataFrame) -> pd.DataFrame:
+        key = part.index.to_numpy().tobytes()
+        if key not in halves:
+            point = _selection_point(part, [int(x) for x in k], rounds, seed, reference)
+            halves[key] = point[(point["job"] != ALL_JOBS) & (point["group"] != reference)]
+        return halves[key]
+
     for kk in k:
         def gaps(part: pd.DataFrame, kk: int = int(kk)) -> pd.Series:
-            point = _selection_point(part, [kk], rounds, seed, reference)
-            point = point[(point["job"] != ALL_JOBS) & (point["group"] != reference)]
-            return point.set_index(["job", "group"])["dDP"]
+            point = half_points(part)
+            return point[point["k"] == kk].set_index(["job", "group"])["dDP"]
 
         res = split_half_reliability(scores, value=None, statistic=gaps, system=["job", "group"], group="group",
                                      pool="full_name", n_splits=n_splits, seed=seed)
