@@ -424,3 +424,32 @@ def test_a_ctrl_c_that_python_swallows_in_a_finalizer_is_raised_again():
         time.sleep(3)  # without the guard, this sleep ran to its end: the press was lost
         pytest.fail("the Ctrl-C was lost")
     assert time.monotonic() - start < 1  # the press is raised again at once, and ends the sleep
+
+
+# ------------------------------------------------------------------------------ the report's work, done once (37.3)
+@pytest.fixture(scope="module")
+def retail_scores():
+    from allocbias.scoring import catalog
+
+    return catalog.study_scores(["smollm2-fp32-paper"], jobs=["retail"])  # 480 committed rows, 10 names per group
+
+
+def test_the_audit_size_table_of_several_k_is_that_of_each_k_alone(retail_scores):
+    """Each half's pools are simulated once for every k: the rows must be those of each k computed alone."""
+    together = audit.audit_size_table(retail_scores, [1, 2], 20, 0, n_splits=2)
+    for i, kk in enumerate([1, 2]):
+        alone = audit.audit_size_table(retail_scores, [kk], 20, 0, n_splits=2)
+        pd.testing.assert_frame_equal(together.iloc[[i]].reset_index(drop=True), alone, check_exact=True)
+    repeated = retail_scores.set_axis([7] * len(retail_scores))  # halves are told apart by their rows, not labels
+    pd.testing.assert_frame_equal(audit.audit_size_table(repeated, [1, 2], 20, 0, n_splits=2), together,
+                                  check_exact=True)
+
+
+def test_ll144_estimates_without_intervals_are_the_same(retail_scores):
+    full = audit.ll144_table(retail_scores)
+    bare = audit.ll144_table(retail_scores, intervals=False)
+    assert list(bare.columns) == list(full.columns)
+    assert bare[["rate_low", "rate_high", "impact_ratio_low", "impact_ratio_high"]].isna().all().all()
+    same = ["table", "group", "applicants", "scored_above_median", "scoring_rate", "impact_ratio", "four_fifths_flag",
+            "excluded", "auc_di", "p_fair"]
+    pd.testing.assert_frame_equal(bare[same], full[same], check_exact=True)

@@ -781,7 +781,7 @@ def metric_intervals(
 
 
 def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gender", race: str = "race",
-                group: str = "group") -> pd.DataFrame:
+                group: str = "group", intervals: bool = True) -> pd.DataFrame:
     """The Local Law 144 tables of a score, built by :func:`allocbias.ll144.bias_audit` (the same function as the
     ``allocbias ll144`` command and the book's chapter on published audits): the audited prompts are read as the
     applicants of a *scoring* tool, pooled over the rows given (e.g. all audited jobs).
@@ -793,7 +793,8 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
     far that flag can be trusted at these counts (``false_flag_rate``, ``detectable_ratio``, ``p_value``: Fisher's
     exact test, one-sided; :mod:`allocbias.measures.ll144.power`), the
     distribution-wide ``auc_di`` and ``p_fair`` of the DI curve (flat prior), ``excluded`` (the 2% rule) and
-    ``interval_warning``. The intervals treat each audited prompt as one applicant. A table without the ``sex`` and
+    ``interval_warning``. The intervals treat each audited prompt as one applicant; ``intervals=False`` leaves them
+    out (their columns are NaN; the estimates are the same), for a caller that reads the estimates only. A table without the ``sex`` and
     ``race`` columns gets one table (``table == "group"``) of its ``group`` column.
 
     >>> df = pd.DataFrame({"gender": ["Female"] * 4 + ["Male"] * 4, "race": ["White"] * 8,
@@ -806,14 +807,17 @@ def ll144_table(scores: pd.DataFrame, *, score: str = "score", sex: str = "gende
 
     if sex in scores.columns and race in scores.columns:
         require_columns(scores, [score], "scores")
-        audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score)
+        audit = ll144.bias_audit(scores[[sex, race, score]], sex=sex, race=race, score=score, intervals=intervals)
     else:  # a score table with one group column: one table of those groups
         require_columns(scores, [score, group], "scores")
-        audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score)
+        audit = ll144.bias_audit(scores[[group, score]], sex=group, race=None, score=score, intervals=intervals)
         audit.table["table"] = "group"
         if audit.regression is not None:
             audit.regression["category"] = "group"
     table = audit.table
+    for column in ("rate_low", "rate_high", "impact_ratio_low", "impact_ratio_high", "interval_warning"):
+        if not intervals and column not in table:
+            table[column] = np.nan
     reg = audit.regression.rename(columns={"category": "category_label"}) if audit.regression is not None else None
     out = pd.DataFrame({
         "table": table["table"], "group": table["group"], "applicants": table["applicants"].astype(int),
@@ -865,11 +869,22 @@ def audit_size_table(scores: pd.DataFrame, k: Sequence[int], rounds: int, seed: 
                          "(--names-per-group 2 or more)")
     half = names // 2
     rows = []
+    # Every k reads the same splits (seeded) and the same pools (drawn once for all k): each half's gaps are
+    # simulated once for all k and kept by the half's rows, not once per k
+    scores = scores.reset_index(drop=True)
+    halves: dict[bytes, pd.DataFrame] = {}
+
+    def half_points(part: pd.DataFrame) -> pd.DataFrame:
+        key = part.index.to_numpy().tobytes()
+        if key not in halves:
+            point = _selection_point(part, [int(x) for x in k], rounds, seed, reference)
+            halves[key] = point[(point["job"] != ALL_JOBS) & (point["group"] != reference)]
+        return halves[key]
+
     for kk in k:
         def gaps(part: pd.DataFrame, kk: int = int(kk)) -> pd.Series:
-            point = _selection_point(part, [kk], rounds, seed, reference)
-            point = point[(point["job"] != ALL_JOBS) & (point["group"] != reference)]
-            return point.set_index(["job", "group"])["dDP"]
+            point = half_points(part)
+            return point[point["k"] == kk].set_index(["job", "group"])["dDP"]
 
         res = split_half_reliability(scores, value=None, statistic=gaps, system=["job", "group"], group="group",
                                      pool="full_name", n_splits=n_splits, seed=seed)
@@ -1051,7 +1066,7 @@ def system_comparison(scores: pd.DataFrame, k: int, rounds: int, seed: int, *,
         sep = quality_separation(cell, by=[]).query("better == 'high' and worse == 'low'")
         gaps = allocation_table(cell, int(k), rounds, seed, by=(), reference=reference)
         metrics = _metric_point(cell, reference).query("job != @ALL_JOBS")
-        law = ll144_table(cell).query("table == 'intersectional'")
+        law = ll144_table(cell, intervals=False).query("table == 'intersectional'")  # estimates only
         rows.append({"system": name, "p_better_high_low": float(sep["p_better"].iloc[0]),
                      "mean_label_mass": float(cell["label_mass"].mean()),
                      "rms_dDP": float(np.sqrt(np.mean(gaps["dDP"] ** 2))),
