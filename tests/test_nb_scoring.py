@@ -128,7 +128,7 @@ def check_pairwise_answers(glued, params):
         assert glued[f"pw_empty_{key}"] <= glued[f"pw_undetected_{key}"] + 1e-9  # an empty answer names nobody
         assert f"{system}: {expected.loc[system, 'regular']:.1f} % of its answers named a candidate" in glued["pairwise_summary"]
         assert f"{system} {expected.loc[system, 'regular']:.1f} %" in glued["pairwise_takeaway"]
-    assert f"{per_system} per system" in glued["pairwise_summary"]
+    assert f"{per_system:,} per system" in glued["pairwise_summary"]
 
 
 def test_pairwise_answers(glued, params):
