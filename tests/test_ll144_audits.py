@@ -251,3 +251,34 @@ def test_published_table_reads_strictly_and_sums_its_repeated_unknown_row(audits
     with pytest.raises(ValueError, match=rf"rows \d+ and {len(rows)} repeat the group sex='Female'"):
         ll144.impact_ratio_table(twice, group=list(ll144.AUDIT_GROUPS), applicants="number_of_applications",
                                  selected="n_selected_or_n_above_median", by=list(ll144.AUDIT_TABLE), margins=False)
+
+
+def test_one_row_per_group_and_repeated_rows_give_the_same_table():
+    """impact_ratio_table sums a table's rows per group; where each group is one row it only orders them. Both
+    ways give one table: the unknown applicants written as two rows (summed) or as one, the labels text or
+    numbers, fractional counts read as the decimals they are written as."""
+    one = counts(audit=[2, 2, 2, 1, 1, 1], sex=["M", "F", "Unknown", 2, 1, 9],
+                 applicants=[100, 80, 30, 40.5, 50, 6], selected=[40.1, 32.08, 3, 20, 25, 1])
+    two = pd.concat([one.iloc[[0, 1, 3, 4, 5]], one.iloc[[2, 2]].assign(applicants=[10, 20], selected=[1, 2])])
+    for frame in (one, two):
+        t = ll144.impact_ratio_table(frame, group="sex", by="audit", unknown=["Unknown", 9])
+        assert t["audit"].tolist() == [2, 2, 2, 1, 1, 1]  # cells in order of appearance, known groups first
+        assert t["group"].tolist() == ["F", "M", "Unknown", "1", "2", "9"]
+        assert t["comparator"].tolist() == [True, True, False, True, False, False]  # 32.08/80 == 40.1/100 exactly
+        assert t.loc[2, "applicants"] == 30 and t.loc[2, "selected"] == 3
+        assert t.loc[4, "impact_ratio"] == pytest.approx((20 / 40.5) / 0.5)
+    pd.testing.assert_frame_equal(ll144.impact_ratio_table(one, group="sex", by="audit", unknown=["Unknown", 9]),
+                                  ll144.impact_ratio_table(two, group="sex", by="audit", unknown=["Unknown", 9]),
+                                  check_exact=True)
+
+
+def test_table_characteristics_read_rows_by_position_not_label():
+    """A table whose index is not 0..n-1 (a filtered or relabelled table) gets the characteristics of its rows:
+    the whole-count check took row labels as positions (an IndexError, or another row's counts)."""
+    t = ll144.impact_ratio_table(counts(sex=["F", "M", "F", "M"], tool=["a", "a", "b", "b"],
+                                        applicants=[40, 400, 30, 300], selected=[4, 100, 3.5, 90]),
+                                 group="sex", by="tool")
+    plain = ll144.table_characteristics(t, by=["tool"], rates=True)
+    relabelled = ll144.table_characteristics(t.set_index(t.index * 10 + 5), by=["tool"], rates=True)
+    assert plain["status"].tolist() == ["compared", "comparator", "rate only", "comparator"]
+    pd.testing.assert_frame_equal(relabelled.reset_index(drop=True), plain, check_exact=True)

@@ -436,35 +436,41 @@ def table_characteristics(table: pd.DataFrame, *, by: Any = ("category",), rates
     missing = [c for c in need if c not in table.columns]
     if missing:
         raise ValueError(f"table has no column(s) {missing}: expected an impact_ratio_table")
-    out = pd.DataFrame(np.nan, index=table.index, columns=["comparator_applicants", "comparator_selected",
-                                                           "comparator_rate", "false_flag_rate",
-                                                           "detectable_ratio", "p_value"])
-    out.insert(0, "status", np.where(table["unknown"].astype(bool), "unknown",
-                                     np.where(table["excluded"].astype(bool), "excluded", "no ratio")))
+    unknown = table["unknown"].astype(bool).to_numpy()
+    excluded = table["excluded"].astype(bool).to_numpy()
+    is_top = table["comparator"].astype(bool).to_numpy()
+    applicants = table["applicants"].to_numpy()
+    selected = table["selected"].to_numpy()
+    status = np.where(unknown, "unknown", np.where(excluded, "excluded", "no ratio")).astype(object)
+    comparator_columns = np.full((len(table), 3), np.nan)  # applicants, selected, rate of each row's comparator
     whole_a = np.isclose(table["applicants"] % 1, 0)
     whole_s = np.isclose(table["selected"] % 1, 0)
-    parts = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
-    for _, part in parts:
-        top = part[part["comparator"].astype(bool)]
-        if top.empty:
+    candidates = ~unknown & ~excluded & ~is_top & (table["applicants"] > 0).to_numpy() \
+        & table["impact_ratio"].notna().to_numpy()
+    cells = table.groupby(by, sort=False, dropna=False).indices.values() if by else [np.arange(len(table))]
+    for rows in cells:  # positions of one table's rows, in table order
+        top = rows[is_top[rows]]
+        if top.size == 0:
             continue
-        comp = top["applicants"].idxmax()
-        out.loc[top.index, "status"] = "comparator"
-        compared = part[~part["unknown"].astype(bool) & ~part["excluded"].astype(bool)
-                        & ~part["comparator"].astype(bool) & (part["applicants"] > 0) & part["impact_ratio"].notna()]
-        if compared.empty:
+        comp = top[np.nanargmax(applicants[top])]  # the first of the tied comparators with most applicants
+        status[top] = "comparator"
+        compared = rows[candidates[rows]]
+        if compared.size == 0:
             continue
-        idx = compared.index.append(pd.Index([comp]))
-        if whole_a[idx].all() and whole_s[idx].all():
-            status = "compared"
-        elif whole_a[idx].all() and rates:
-            status = "rate only"
+        both = np.append(compared, comp)
+        if whole_a[both].all() and whole_s[both].all():
+            kind = "compared"
+        elif whole_a[both].all() and rates:
+            kind = "rate only"
         else:
-            out.loc[compared.index, "status"] = "counts not whole"
+            status[compared] = "counts not whole"
             continue
-        n_c, x_c = float(table.at[comp, "applicants"]), float(table.at[comp, "selected"])
-        out.loc[compared.index, ["status", "comparator_applicants", "comparator_selected", "comparator_rate"]] = \
-            [status, round(n_c), round(x_c) if status == "compared" else x_c, x_c / n_c]
+        n_c, x_c = float(applicants[comp]), float(selected[comp])
+        status[compared] = kind
+        comparator_columns[compared] = [round(n_c), round(x_c) if kind == "compared" else x_c, x_c / n_c]
+    out = pd.DataFrame({"status": status, "comparator_applicants": comparator_columns[:, 0],
+                        "comparator_selected": comparator_columns[:, 1], "comparator_rate": comparator_columns[:, 2],
+                        "false_flag_rate": np.nan, "detectable_ratio": np.nan, "p_value": np.nan}, index=table.index)
     some = out["status"].isin(["compared", "rate only"]).to_numpy()
     if some.any():
         n_g = table.loc[some, "applicants"].round().to_numpy()

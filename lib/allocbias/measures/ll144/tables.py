@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..disaggregate import cell_frames, with_keys
+from ..disaggregate import cell_frames
 from .regression import FOUR_FIFTHS, QUANTILE_METHOD, _as_scores, _check_bound
 
 __all__: list[str] = []
@@ -259,41 +259,84 @@ def _exact(value: Any) -> Fraction | None:
     return Fraction(int(x)) if x.is_integer() else Fraction(repr(x))
 
 
-def _exact_sums(rows: pd.DataFrame, keys: list[str], columns: list[str], index: pd.MultiIndex | pd.Index
+def _exact_sums(rows: pd.DataFrame, keys: list[str], columns: list[str], grouped: pd.DataFrame
                 ) -> dict[str, list[Fraction | None]]:
-    """The sums of ``columns`` per group of ``keys`` as exact fractions, in the order of ``index`` (the float
-    group-by's). Whole counts (every count a whole number below 2**53) are summed exactly by the float sum
-    itself; other counts are read as the decimals they are written as and summed as fractions."""
+    """The sums of ``columns`` per group of ``keys`` as exact fractions, in the order of ``grouped`` (the float
+    group-by's sums, ``sum(min_count=1)``). Whole counts (every count a whole number below 2**53) are summed exactly
+    by the float sum itself, so its sums are taken as they are; other counts are read as the decimals they are
+    written as and summed as fractions."""
     out: dict[str, list[Fraction | None]] = {}
     for col in columns:
         v = rows[col].to_numpy(dtype=float)
         finite = v[np.isfinite(v)]
         if np.all(finite == np.floor(finite)) and (np.abs(finite) < 2**53).all():
-            sums = rows.groupby(keys, sort=True, dropna=False)[col].sum(min_count=1)
+            sums = grouped[col]
         else:
             sums = rows.groupby(keys, sort=True, dropna=False)[col].agg(
                 lambda s: None if s.isna().all() else sum((_exact(x) for x in s.dropna()), Fraction(0)))
+            sums = sums.reindex(grouped.index)
         out[col] = [None if x is None or (isinstance(x, float) and not np.isfinite(x)) else
-                    x if isinstance(x, Fraction) else Fraction(int(x)) for x in sums.reindex(index).tolist()]
+                    x if isinstance(x, Fraction) else Fraction(int(x)) for x in sums.tolist()]
     return out
+
+
+def _sortable(values: np.ndarray, dtype: Any) -> bool:
+    """Whether the labels of one column sort in Python as the group-by sorts them: all text, or a numeric column."""
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        return isinstance(dtype, np.dtype)
+    return all(type(v) is str for v in values)
+
+
+def _group_counts(rows: pd.DataFrame, cols: list[str], applicants: str, selected: str, unknown: set
+                  ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, list, list]:
+    """The rows of one analysis summed per group (its labels in ``cols``, unknown or not): the labels of each group
+    per column, whether it is known, its float sums of ``applicants`` and ``selected`` (``sum(min_count=1)`` of a
+    group-by sorted by the labels) and their exact sums (:func:`_exact_sums`); the known groups first, then the
+    unknown ones, each in the group-by's order.
+
+    A table lists each group once (only unknown rows may repeat): where every group is one row and the labels sort
+    in Python as the group-by sorts them, the rows are only put in that order (the sum of one count is the count),
+    without building a group-by, which costs more than the table itself; otherwise the group-by sums them."""
+    labels = [rows[c].to_numpy() for c in cols]
+    is_unknown = np.zeros(len(rows), dtype=bool)
+    for c, values in zip(cols, labels):
+        is_unknown |= rows[c].astype(object).isin(unknown).to_numpy()
+    keys = list(zip(*labels, is_unknown.tolist()))
+    if len(set(keys)) == len(keys) and all(_sortable(v, rows[c].dtype) for c, v in zip(cols, labels)):
+        order = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+        order = order[np.argsort(is_unknown[order], kind="stable")]
+        a = rows[applicants].to_numpy(dtype=float)[order] + 0.0  # a sum of one count (-0.0 is 0.0, as the sum)
+        s = rows[selected].to_numpy(dtype=float)[order] + 0.0
+        exact = {col: _exact_column(v) for col, v in ((applicants, a), (selected, s))}
+        return ({c: v[order] for c, v in zip(cols, labels)}, ~is_unknown[order], a, s, exact[applicants],
+                exact[selected])
+    keyed = rows[[*cols, applicants, selected]].assign(_unknown=is_unknown)
+    grouped = keyed.groupby([*cols, "_unknown"], sort=True, dropna=False)[[applicants, selected]].sum(min_count=1)
+    exact = _exact_sums(keyed, [*cols, "_unknown"], [applicants, selected], grouped)
+    unknown_level = grouped.index.get_level_values("_unknown").to_numpy(dtype=bool)
+    order = np.argsort(unknown_level, kind="stable")
+    return ({c: grouped.index.get_level_values(c)[order].to_numpy() for c in cols}, ~unknown_level[order],
+            grouped[applicants].to_numpy(dtype=float)[order], grouped[selected].to_numpy(dtype=float)[order],
+            [exact[applicants][k] for k in order], [exact[selected][k] for k in order])
+
+
+def _exact_column(v: np.ndarray) -> list[Fraction | None]:
+    """One count per group as the exact fraction :func:`_exact_sums` gives for a group of one row."""
+    finite = v[np.isfinite(v)]
+    if np.all(finite == np.floor(finite)) and (np.abs(finite) < 2**53).all():
+        return [Fraction(int(x)) if np.isfinite(x) else None for x in v.tolist()]
+    return [_exact(x) for x in v.tolist()]
 
 
 def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants: str, selected: str,
                unknown: set, total: Any, exclude_below: float | None, bound: float, where: str,
-               exclude_base: str = "known") -> pd.DataFrame:
-    """The audit table of one analysis (rows already validated)."""
-    labels = rows[cols].astype(object)
-    is_unknown = labels.isin(unknown).any(axis=1).to_numpy()
-    keyed = rows.assign(_unknown=is_unknown)
-    grouped = keyed.groupby([*cols, "_unknown"], sort=True, dropna=False)[[applicants, selected]].sum(min_count=1)
-    exact = _exact_sums(keyed, [*cols, "_unknown"], [applicants, selected], grouped.index)
-    agg = grouped.reset_index().assign(_exact_a=exact[applicants], _exact_s=exact[selected])
-    agg = agg.sort_values("_unknown", kind="stable").reset_index(drop=True)
-    known = ~agg["_unknown"].to_numpy()
-    a = agg[applicants].to_numpy(dtype=float)
-    s = agg[selected].to_numpy(dtype=float)
+               exclude_base: str = "known", keys: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The audit table of one analysis (rows already validated), after the columns ``keys`` (name: the cell's
+    value) that label its cell."""
+    levels, known, a, s, ea, es = _group_counts(rows, cols, applicants, selected, unknown)
+    n_rows = len(known)
     category = " × ".join(cols)
-    names = [_label(v) for v in agg[cols].itertuples(index=False)]
+    names = [_label(v) for v in zip(*(levels[c] for c in cols))]
     for k in np.flatnonzero(known):
         if np.isnan(a[k]) or np.isnan(s[k]):
             col = applicants if np.isnan(a[k]) else selected
@@ -325,47 +368,36 @@ def _one_table(rows: pd.DataFrame, cols: list[str], group: list[str], applicants
     # ties and flags are decided on the exact counts (fractions of whole numbers), never on floating-point rates
     # that two equal fractions can round differently: a group tied with the top rate is a comparator, and a
     # ratio of exactly the bound is not flagged
-    ea, es = agg["_exact_a"].tolist(), agg["_exact_s"].tolist()
-    exact_rate = [es[k] / ea[k] if included[k] else None for k in range(len(agg))]
+    exact_rate = [es[k] / ea[k] if included[k] else None for k in range(n_rows)]
     top_exact = max(r for r in exact_rate if r is not None)
     top = float(top_exact)
     comparator = np.array([r is not None and r == top_exact for r in exact_rate], dtype=bool)
-    notes = np.array([""] * len(agg), dtype=object)
+    notes = np.array([""] * n_rows, dtype=object)
     of = "of all applicants, unknowns included" if exclude_base == "all" else "of the applicants of known category"
     notes[excluded & (a > 0)] = [f"excluded: {base[k]:.2%} {of}, below {cut:.0%}" for k in
                                  np.flatnonzero(excluded & (a > 0))]
     notes[known & (a <= 0)] = "no applicants: rate undefined"
     notes[~known] = "unknown category: counted, not compared"
     if top_exact > 0:
-        exact_ratio = [es[k] / ea[k] / top_exact if known[k] and a[k] > 0 else None for k in range(len(agg))]
+        exact_ratio = [es[k] / ea[k] / top_exact if known[k] and a[k] > 0 else None for k in range(n_rows)]
         ratio = np.array([float(r) if r is not None else np.nan for r in exact_ratio])
         notes[comparator] = "comparator (highest rate)"
-    else:
-        ratio = np.full(len(agg), np.nan)
-        notes[known & (a > 0)] = [
-            (notes[k] + "; " if notes[k] else "") + "impact ratio undefined: the comparator's rate is 0 (no "
-            "applicant of any included group was selected)" for k in np.flatnonzero(known & (a > 0))]
-    out = pd.DataFrame(index=range(len(agg)))
-    out["category"] = category
-    for c in group:
-        out[c] = agg[c].to_numpy() if c in cols else (total if total is not None else "Total")
-    out["group"] = names
-    out["applicants"] = a
-    out["selected"] = s
-    out["rate"] = rate
-    out["share"] = share
-    out["excluded"] = excluded
-    out["unknown"] = ~known
-    out["comparator"] = comparator
-    out["impact_ratio"] = ratio
-    if top_exact > 0:
         b = Fraction(bound).limit_denominator(10**6)
         flagged = np.array([r is not None and r < b for r in exact_ratio], dtype=bool)
     else:
-        flagged = np.zeros(len(agg), dtype=bool)
-    out["four_fifths"] = included & flagged
-    out["note"] = notes
-    return out
+        flagged = np.zeros(n_rows, dtype=bool)
+        ratio = np.full(n_rows, np.nan)
+        notes[known & (a > 0)] = [
+            (notes[k] + "; " if notes[k] else "") + "impact ratio undefined: the comparator's rate is 0 (no "
+            "applicant of any included group was selected)" for k in np.flatnonzero(known & (a > 0))]
+    columns: dict[str, Any] = dict(keys or {})
+    columns["category"] = category
+    for c in group:
+        columns[c] = levels[c] if c in cols else (total if total is not None else "Total")
+    columns.update(group=names, applicants=a, selected=s, rate=rate, share=share, excluded=excluded,
+                   unknown=~known, comparator=comparator, impact_ratio=ratio, four_fifths=included & flagged,
+                   note=notes)
+    return pd.DataFrame(columns, index=range(n_rows))
 
 
 def impact_ratio_table(
@@ -457,9 +489,8 @@ def impact_ratio_table(
         if not analyses:
             raise ValueError(f"group column(s) {cols} have no rows to compare{where}: no label other than {total!r} or an unknown category")
         for used, rows in analyses:
-            table = _one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where,
-                               exclude_base)
-            parts.append(with_keys(table, by_cols, key))
+            parts.append(_one_table(rows, used, cols, applicants, selected, unk, total, exclude_below, b, where,
+                                    exclude_base, dict(zip(by_cols, key))))
     return pd.concat(parts, ignore_index=True)
 
 
