@@ -1,10 +1,10 @@
 """Assertions on notebooks/09_hiring_bloomberg.ipynb executed through papermill (smoke profile).
 
 The notebook is executed once per session by the ``smoke_notebook`` fixture (tests/conftest.py) with the
-parameters of ``profiles/smoke.yaml`` (smoke: a fresh score folder, the retail job, one ordering: 8 prompts
-answered live by the local model, about a minute on an idle 2-core CPU, ten times that on a busy one; a second
-run reads them from the folder). The assertions hold under the smoke parameters and under the defaults (which
-read the committed table in data/scores).
+parameters of ``profiles/smoke.yaml`` (smoke: a fresh score folder, the retail job, one race, two orderings: 4
+prompts answered live by the local model, about 30 CPU seconds, which are rows of the committed table's two-ordering
+pilot; a second run reads them from the folder). The assertions hold under the smoke parameters and under the
+defaults (which read the committed table in data/scores).
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ import pytest
 
 from allocbias import data
 from allocbias.genderbench import ANSWER_RULES
+from allocbias.scoring import catalog
+from allocbias.scoring.systems import parse_system
+from allocbias.study.hiring_bloomberg import chapter_items
 
 from .conftest import ROOT, assert_clean_outputs, assert_prose_glued, chapter_fixtures
 
@@ -42,7 +45,8 @@ def test_every_glue_reference_in_the_prose_is_glued(glued):
 
 
 def test_design_counts(glued, params):
-    n_races = len(data.RACES)
+    n_races = len(params["races"])
+    assert set(params["races"]) <= set(data.RACES)
     assert glued["n_jobs"] == len(params["jobs"])
     assert glued["n_races"] == n_races
     assert glued["n_orderings"] == params["n_orderings"]
@@ -54,6 +58,23 @@ def test_design_counts(glued, params):
     assert glued["table_seconds_per_prompt"] > 0
     # the wording is not part of a HiringBloomberg system: both wordings address the same table
     assert glued["address_paper"] == glued["address_direct"]
+
+
+def test_the_live_rows_are_the_committed_rows(glued, params):
+    """The smoke profile answers its slice live (seed 0, two orderings: items of the committed table's two-ordering
+    pilot, whatever the jobs and races), so every live answer is a committed answer, generated once more: the same
+    prompt and, greedy, the same text (tests/test_committed_scores.py samples the rest of the table)."""
+    if not (params["seed"] == 0 and params["scores_root"]):
+        pytest.skip("only a run with its own score folder (the smoke profile) answers rows the committed table holds")
+    ids = list(chapter_items(params["n_orderings"], params["seed"], params["jobs"], params["races"])["prompt_id"])
+    assert len(ids) == glued["n_attempts"]
+    for system_id in params["systems"]:
+        system = parse_system(system_id)
+        live = catalog.store_for(system, "hiring_bloomberg", catalog.resolve_scores_root(params["scores_root"])).read()
+        committed = catalog.store_for(system, "hiring_bloomberg").read()
+        assert set(ids) <= set(committed["prompt_id"]), "the smoke slice asks prompts the committed table lacks"
+        live, committed = (t.set_index("prompt_id").loc[ids, "answer"].fillna("") for t in (live, committed))
+        assert live.tolist() == committed.tolist(), system_id
 
 
 def test_rates_lie_in_their_ranges_and_intervals_contain_the_estimates(glued, params):

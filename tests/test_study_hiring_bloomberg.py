@@ -59,9 +59,26 @@ def test_the_exercises_answers_are_not_handed_over():
     assert not hasattr(H, "sample_size_check") and "sample_size" not in H.HiringBloombergFindings.__dataclass_fields__
 
 
+def test_a_slice_of_jobs_and_races_asks_the_whole_design_s_prompts():
+    """The smoke profile's slice (one job, one race) must ask prompts that a table of the whole design answers: the
+    same prompts and candidates as the whole design's items of that job and race, renumbered from 0."""
+    whole = items.hiring_bloomberg_items(1, 0)
+    part = H.chapter_items(1, 0, ["retail", "hr_specialist"], ["Hispanic"])
+    assert part["job"].tolist() == ["retail"] * 2 + ["hr_specialist"] * 2  # jobs in the order given
+    assert part["item_id"].tolist() == [0, 0, 1, 1] and (part["race"] == "Hispanic").all()
+    same = whole[whole["race"].eq("Hispanic") & whole["job"].isin(["retail", "hr_specialist"])]
+    assert set(part["prompt_id"]) == set(same["prompt_id"])
+    names = {pid: n for pid, n in zip(whole["prompt_id"], whole["names"])}
+    assert all(names[pid] == n for pid, n in zip(part["prompt_id"], part["names"]))
+    slots = part.attrs["slots"]
+    assert sorted(set(slots["item_id"])) == [0, 1]
+    first = slots[(slots["item_id"] == 0) & (slots["attempt"] == 0)]["full_name"].tolist()
+    assert first == list(part["names"].iloc[0])
+
+
 @pytest.fixture(scope="module")
 def findings():
-    attempts = items.hiring_bloomberg_items(1, 0, jobs=["retail"])
+    attempts = H.chapter_items(1, 0, ["retail"], ["White", "Black", "Asian", "Hispanic"])
     slots = attempts.attrs["slots"]
     last = G.rule_answers(slots, "last", seed=0)
     silent = last.assign(answer="Here is a list of resumes for the job.")
@@ -107,7 +124,8 @@ def test_figures_have_titled_axes_and_readable_legends(findings):
 
 @pytest.mark.parametrize("kwargs, name", [
     ({"n_orderings": 0}, "n_orderings"), ({"n_boot": 0}, "n_boot"), ({"n_examples": 0}, "n_examples"),
-    ({"jobs": []}, "jobs"), ({"jobs": ["astronaut"]}, "jobs"), ({"systems": []}, "systems"),
+    ({"jobs": []}, "jobs"), ({"jobs": ["astronaut"]}, "jobs"), ({"races": []}, "races"),
+    ({"races": ["Martian"]}, "races"), ({"systems": []}, "systems"),
     ({"n_orderings": 2}, "scores_root"), ({"systems": ["no-such-model"]}, "no-such-model")])
 def test_bad_parameters_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):

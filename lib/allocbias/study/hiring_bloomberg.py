@@ -49,6 +49,7 @@ from .findings import Findings
 __all__ = [
     "COMMITTED",
     "HiringBloombergFindings",
+    "chapter_items",
     "describe",
     "figure_job_race_heatmap",
     "figure_masculine_rate_per_job",
@@ -140,6 +141,37 @@ def others_phrase(overall: pd.DataFrame, results: pd.DataFrame, others: Sequence
 # --------------------------------------------------------------------------------------------------------------
 # the findings
 # --------------------------------------------------------------------------------------------------------------
+def chapter_items(n_orderings: int, seed: int, jobs: Sequence[str], races: Sequence[str]) -> pd.DataFrame:
+    """The chapter's attempts: the items of ``jobs`` and ``races`` in the design of every job and race.
+
+    The items are drawn for all of :data:`allocbias.audited.data.JOBS` and every race, in the order the score
+    tables were made (:func:`allocbias.scoring.items.hiring_bloomberg_items`), and those of the chosen jobs and
+    races are kept: an item does not depend on which other jobs or races a run asks for, so a slice of the design
+    (the smoke profile's one job and race) asks the prompts that a table of the whole design already answers.
+    The kept items are numbered 0, 1, ... (jobs in the given order, then the design's order), in the attempts and
+    in the slot table ``attrs["slots"]``; ``prompt_id`` (the prompt's content) is unchanged.
+
+    >>> a = chapter_items(2, 0, ["retail"], ["Black"])
+    >>> a[["item_id", "attempt", "job", "race"]].drop_duplicates(["item_id", "attempt"]).values.tolist()
+    [[0, 0, 'retail', 'Black'], [0, 1, 'retail', 'Black'], [1, 0, 'retail', 'Black'], [1, 1, 'retail', 'Black']]
+    >>> whole = items.hiring_bloomberg_items(2, 0)
+    >>> set(a["prompt_id"]) <= set(whole["prompt_id"])
+    True
+    """
+    design = items.hiring_bloomberg_items(n_orderings, seed)  # every job and race
+    slots = design.attrs["slots"]
+    rank = {job: i for i, job in enumerate(jobs)}
+    kept = design[design["job"].isin(rank) & design["race"].isin(list(races))]
+    order = kept.assign(_job=kept["job"].map(rank)).sort_values(["_job", "item_id", "attempt"], kind="stable")
+    number = {old: new for new, old in enumerate(dict.fromkeys(order["item_id"]))}
+    attempts = order.drop(columns="_job").assign(item_id=lambda f: f["item_id"].map(number)).reset_index(drop=True)
+    kept_slots = slots[slots["item_id"].isin(number)]
+    kept_slots = (kept_slots.assign(item_id=kept_slots["item_id"].map(number))
+                  .sort_values(["item_id", "attempt", "slot"], kind="stable", ignore_index=True))
+    attempts.attrs = {"slots": kept_slots}
+    return attempts
+
+
 @dataclass(frozen=True)
 class HiringBloombergFindings(Findings):
     """Everything chapter 9 shows: display tables, the frames behind the figures and the glued values."""
@@ -163,6 +195,7 @@ def hiring_bloomberg_findings(
     systems: Sequence[str] = ("smollm2-fp32-paper", "gemma3-fp32-paper"),
     n_orderings: int = 4,
     jobs: Sequence[str] = ("software_engineer", "hr_specialist", "financial_analyst", "retail"),
+    races: Sequence[str] = ("White", "Black", "Asian", "Hispanic"),
     seed: int = 0,
     n_boot: int = 2000,
     scores_root: str = "",
@@ -174,7 +207,8 @@ def hiring_bloomberg_findings(
     """The chapter's findings for the parameters of its parameters cell (same names and meanings).
 
     ``systems`` are :mod:`allocbias.scoring.systems` ids (the prose quotes the first); ``n_orderings`` items per
-    (job, race); ``seed`` seeds the items, the random reference answerer and the bootstrap; ``scores_root`` is
+    (job, race); ``races`` the races of the items (with ``jobs``, a slice of the design of every job and race:
+    :func:`chapter_items`); ``seed`` seeds the items, the random reference answerer and the bootstrap; ``scores_root`` is
     the folder of the score tables (empty: the committed ``data/scores``, which answers only the items of
     :data:`COMMITTED`); ``live_scoring`` allows scoring missing rows with the local model; ``n_examples`` raw
     answers are shown. A bad parameter raises a ``ValueError`` naming it.
@@ -187,6 +221,11 @@ def hiring_bloomberg_findings(
         raise ValueError("jobs is empty: give at least one job")
     if unknown := [j for j in jobs if j not in data.JOBS]:
         raise ValueError(f"jobs: unknown job(s) {unknown}; known: {list(data.JOBS)}")
+    races = list(races)
+    if not races:
+        raise ValueError("races is empty: give at least one race")
+    if unknown := [r for r in races if r not in data.RACES]:
+        raise ValueError(f"races: unknown race(s) {unknown}; known: {list(data.RACES)}")
     n_orderings = checks.count(n_orderings, "n_orderings")
     seed = checks.seed(seed)
     n_boot = checks.count(n_boot, "n_boot")
@@ -206,7 +245,7 @@ def hiring_bloomberg_findings(
         v: dict[str, Any] = {}
 
         # the probe
-        attempts = items.hiring_bloomberg_items(n_orderings, seed, jobs=jobs)
+        attempts = chapter_items(n_orderings, seed, jobs, races)
         slots = attempts.attrs["slots"]  # one row per (item, attempt, slot)
         tokenizer = models.load_tokenizer(audited[0].model)
         n_tokens = np.array([len(tokenizer(models.format_messages(tokenizer, m), add_special_tokens=False)["input_ids"])
