@@ -125,6 +125,16 @@ def chapter_run_fixtures(stem: str) -> tuple:
     return executed, glued, nb, params
 
 
+def load_script(name: str):
+    """A script of ``scripts/`` imported as a module (scripts are not a package), for tests of its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def notebook_outputs(notebook: Path | dict) -> list[dict]:
     """Every cell output of a notebook (a path to an .ipynb file, or the notebook already loaded)."""
     nb = notebook if isinstance(notebook, dict) else json.loads(Path(notebook).read_text())

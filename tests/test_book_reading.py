@@ -438,12 +438,9 @@ def test_no_gap_under_0_8_is_called_reliable_one_quantity_has_one_number_and_cou
 
 
 def _write_main_result():
-    import importlib.util
+    from .conftest import load_script
 
-    spec = importlib.util.spec_from_file_location("write_main_result", ROOT / "scripts" / "write_main_result.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("write_main_result")
 
 
 def test_the_readme_states_the_landing_page_s_main_result_with_the_recorded_numbers():

@@ -381,14 +381,9 @@ def test_the_book_page_shows_the_current_output(monkeypatch):
 
 
 def _page_script():
-    import importlib.util
+    from .conftest import load_script
 
-    from .conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location("build_ll144_command_page", ROOT / "scripts" / "build_ll144_command_page.py")
-    page = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(page)
-    return page
+    return load_script("build_ll144_command_page")
 
 
 def test_every_table_of_the_book_page_is_a_few_columns_in_words():
