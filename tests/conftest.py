@@ -125,11 +125,12 @@ def chapter_run_fixtures(stem: str) -> tuple:
     return executed, glued, nb, params
 
 
-def load_script(name: str):
-    """A script of ``scripts/`` imported as a module (scripts are not a package), for tests of its functions."""
+def load_script(name: str, folder: str = "scripts"):
+    """A script of ``folder`` (default ``scripts/``; ``book/_ext`` holds the book's extension) imported as a module
+    (scripts are not a package), for tests of its functions."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -7,7 +7,6 @@ format and the leak check to what it must find, on small fixtures, in well under
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import zipfile
@@ -16,10 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("build_assignments", ROOT / "scripts" / "build_assignments.py")
-build = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(build)
+from .conftest import ROOT, load_script
+build = load_script("build_assignments")
 
 MASTERS = {name: ROOT / "assignments" / name / f"{name}.ipynb" for name in build.ASSIGNMENTS}
 

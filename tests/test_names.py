@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,14 +13,11 @@ from allocbias.audited import names as N
 from allocbias.audited.locations import shipped
 from allocbias.data import GROUPS, RACES, load_names
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT, load_script
 
 
 def _build_script():
-    spec = importlib.util.spec_from_file_location("build_names", ROOT / "scripts" / "build_names.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_names")
 
 
 @pytest.fixture(scope="module")

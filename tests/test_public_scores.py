@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -17,15 +16,12 @@ from allocbias.audited import public_scores as P
 from allocbias.data import data_dir
 from allocbias.audited.datasets import DigestError
 
-from .conftest import ROOT
+from .conftest import ROOT, load_script
 
 
 def _script(name: str):
     """A build script imported as a module (its functions are tested without a fetched source)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -4,16 +4,13 @@ its value. The smoke book's student edition is checked chapter by chapter in tes
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import nbformat
 
-from .conftest import ROOT
+from .conftest import ROOT, load_script
 
-spec = importlib.util.spec_from_file_location("student_edition", ROOT / "book" / "_ext" / "student_edition.py")
-se = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(se)
+se = load_script("student_edition", "book/_ext")
 
 
 def _glue(key: str, value: str) -> dict:

@@ -51,7 +51,6 @@ from .findings import Findings
 
 __all__ = [
     "PAIRWISE_CASES",
-    "PROVENANCE_COLUMNS",
     "SCORE_COLUMNS",
     "ScoringFindings",
     "essay_status",
@@ -85,16 +84,13 @@ _STAT_KEYS: tuple[tuple[str, str], ...] = (
 #: The columns of the scores table the chapter shows (the table has more: model parts, name parts, prompt id).
 SCORE_COLUMNS: tuple[str, ...] = ("system", "job", "resume_id", "quality", "group", "full_name", "score",
                                   "label_mass", "p_Yes", "p_No")
-#: The provenance columns the chapter shows (:func:`provenance_view` derives them from the store's provenance table).
-PROVENANCE_COLUMNS: tuple[str, ...] = ("kind", "system", "rows", "prompt hash", "folder hash", "scoring s", "created",
-                                       "hardware")
 
 
 def provenance_view(provenance: pd.DataFrame) -> pd.DataFrame:
-    """The store's provenance table (:func:`allocbias.scoring.catalog.provenance_table`) as the chapter shows it,
-    in :data:`PROVENANCE_COLUMNS`: the folder's name as the hash it ends with (its other parts are the kind and the
+    """The store's provenance table (:func:`allocbias.scoring.catalog.provenance_table`) as the chapter shows it:
+    kind, system, rows, prompt hash, the hash the folder's name ends with (its other parts are the kind and the
     system, shown beside it), the scoring time in whole seconds, the day the table was created, and the hardware
-    (the GPU where one scored the table, else the CPU). The whole table is offered as a download beside it.
+    (the GPU where one scored the table, else the CPU). The chapter offers the whole table as a download beside it.
 
     >>> prov = pd.DataFrame({"table": ["resume_pointwise-smollm2_fp32-0123456789abcdef"], "kind": ["resume_pointwise"],
     ...                      "system": ["smollm2-fp32-paper"], "rows": [3840], "prompt_hash": ["5d8167223256"],
@@ -118,7 +114,7 @@ def provenance_view(provenance: pd.DataFrame) -> pd.DataFrame:
         "created": provenance["created_utc"].astype(str).str[:10],
         "hardware": gpu.where(gpu != "", provenance["cpu"].astype(str)),
     })
-    return view[list(PROVENANCE_COLUMNS)].reset_index(drop=True)
+    return view.reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
